@@ -1,0 +1,1 @@
+"""The Django project: settings, URL routing, ASGI entry point and the embedded database."""

@@ -1,0 +1,235 @@
+"""Lifecycle of the embedded PostgreSQL + pgvector server (binaries from the PyPI package pgserver).
+
+We use pgserver only for its binaries (initdb, pg_ctl, postgres with the vector extension) and
+manage the server ourselves, because pgserver's own bookkeeping (a pid list in the data dir,
+cleaned by atexit hooks) goes stale whenever a process dies without its hooks.
+
+Rules, on purpose:
+- Start: whichever process first needs the database starts the server (under an exclusive file
+  lock, so two racing processes start it once); everyone else attaches to the running server.
+- Stop: only explicitly (`python -m contextweaver_site.embedded stop`), or by a *holder*
+  (`python -m contextweaver_site.embedded run -- CMD`) that started the server itself and is the
+  last live holder when CMD ends. Holders leave a lease file named after their pid; leases of
+  dead pids are ignored, so a SIGKILLed holder never blocks a later stop.
+- After a crash: postgres' own postmaster.pid check decides whether a server is running;
+  `pg_ctl status` is the source of truth, never our leases.
+- As root: postgres refuses to run as root, so it runs as the system user `pgserver` (created
+  if missing). The data dir is chowned to it and its parent folders get o+x (traverse only,
+  no read) so that user can reach it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.util
+import os
+import pwd
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+
+SYSTEM_USER = "pgserver"
+SUPERUSER = "postgres"
+DEFAULT_DATABASE = "contextweaver"
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+MAX_SOCKET_PATH = 100  # sun_path is 108 bytes; keep a margin
+
+
+def _pgserver_bin() -> Path:
+    # Located without importing pgserver: its __init__ touches platformdirs and warns.
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("the PyPI package pgserver is not installed (pip install pgserver==0.1.4)")
+    return Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin"
+
+
+POSTGRES_BIN_PATH = _pgserver_bin()
+
+
+class EmbeddedServerError(RuntimeError):
+    """The embedded PostgreSQL server could not be started or reached."""
+
+
+def data_dir() -> Path:
+    """Where the cluster lives: $CW_PGDATA, or var/pgdata under the project."""
+    return Path(os.environ.get("CW_PGDATA") or BASE_DIR / "var" / "pgdata").resolve()
+
+
+def socket_dir(pgdata: Path | None = None) -> Path:
+    """The unix socket folder: the data dir itself unless its path is too long for a socket."""
+    pgdata = pgdata or data_dir()
+    if len(str(pgdata / ".s.PGSQL.5432")) <= MAX_SOCKET_PATH:
+        return pgdata
+    digest = hashlib.sha256(str(pgdata).encode()).hexdigest()[:12]
+    return Path("/tmp") / f"cw-pg-{digest}"
+
+
+def _run_as() -> str | None:
+    return SYSTEM_USER if os.geteuid() == 0 else None
+
+
+def _pg(binary: str, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run a PostgreSQL binary, as the unprivileged system user when we are root."""
+    return subprocess.run(
+        [str(POSTGRES_BIN_PATH / binary), *args],
+        user=_run_as(),
+        check=check,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def is_running(pgdata: Path | None = None) -> bool:
+    """True when a postmaster for this data dir is alive (pg_ctl checks postmaster.pid)."""
+    pgdata = pgdata or data_dir()
+    if not (pgdata / "PG_VERSION").exists():
+        return False
+    return _pg("pg_ctl", "status", "-D", str(pgdata), check=False).returncode == 0
+
+
+@contextlib.contextmanager
+def _start_lock(pgdata: Path) -> Iterator[None]:
+    lock_path = pgdata.parent / f".{pgdata.name}.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _prepare_for_system_user(pgdata: Path, sock: Path) -> None:
+    """As root: create the system user and let it reach and own what it needs."""
+    if os.geteuid() != 0:
+        return
+    try:
+        entry = pwd.getpwnam(SYSTEM_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", SYSTEM_USER], check=True)
+        entry = pwd.getpwnam(SYSTEM_USER)
+    for folder in [*pgdata.parents, *POSTGRES_BIN_PATH.parents]:
+        mode = folder.stat().st_mode
+        if not mode & 0o001:
+            folder.chmod(mode | 0o001)
+    for folder in {pgdata, sock}:
+        os.chown(folder, entry.pw_uid, entry.pw_gid)
+
+
+def _initdb(pgdata: Path) -> None:
+    _pg(
+        "initdb", "-D", str(pgdata), "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8",
+        "-U", SUPERUSER, timeout=300,
+    )
+
+
+def _start(pgdata: Path, sock: Path) -> None:
+    log = pgdata / "server.log"
+    options = f'-h "" -k {sock} -c max_connections=200 -c shared_buffers=256MB'
+    result = _pg("pg_ctl", "start", "-w", "-t", "60", "-D", str(pgdata), "-l", str(log),
+                 "-o", options, check=False, timeout=90)
+    if result.returncode != 0:
+        tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
+        raise EmbeddedServerError(f"pg_ctl start failed: {result.stdout}\n--- server.log ---\n{tail}")
+
+
+def _ensure_database(sock: Path, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(host=str(sock), user=SUPERUSER, dbname="postgres", autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def ensure_running(database: str = DEFAULT_DATABASE) -> Path:
+    """Start the server if nobody has, create the app database; return the socket folder.
+
+    Safe to call from many processes at once: the check-and-start runs under a file lock.
+    """
+    pgdata = data_dir()
+    sock = socket_dir(pgdata)
+    if is_running(pgdata) and (sock / ".s.PGSQL.5432").exists():
+        return sock
+    with _start_lock(pgdata):
+        if not is_running(pgdata):
+            pgdata.mkdir(parents=True, exist_ok=True)
+            sock.mkdir(parents=True, exist_ok=True)
+            _prepare_for_system_user(pgdata, sock)
+            if not (pgdata / "PG_VERSION").exists():
+                _initdb(pgdata)
+            _start(pgdata, sock)
+        _ensure_database(sock, database)
+    return sock
+
+
+def stop(pgdata: Path | None = None) -> bool:
+    """Stop the server (fast shutdown). Returns whether one was running."""
+    pgdata = pgdata or data_dir()
+    with _start_lock(pgdata):
+        if not is_running(pgdata):
+            return False
+        _pg("pg_ctl", "stop", "-w", "-m", "fast", "-t", "60", "-D", str(pgdata), timeout=90)
+        return True
+
+
+def destroy(pgdata: Path | None = None) -> None:
+    """Stop the server and delete its data dir (used for throw-away clusters)."""
+    pgdata = pgdata or data_dir()
+    stop(pgdata)
+    shutil.rmtree(pgdata, ignore_errors=True)
+
+
+def _lease_dir(pgdata: Path) -> Path:
+    return pgdata.parent / f".{pgdata.name}.leases"
+
+
+def _live_leases(pgdata: Path) -> list[int]:
+    folder = _lease_dir(pgdata)
+    if not folder.exists():
+        return []
+    alive = []
+    for lease in folder.iterdir():
+        pid = int(lease.name) if lease.name.isdigit() else -1
+        if pid > 0 and _pid_alive(pid):
+            alive.append(pid)
+        else:
+            lease.unlink(missing_ok=True)
+    return alive
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def hold() -> Iterator[Path]:
+    """Keep the server up while the block runs; stop it afterwards if we started it and
+    no other live holder remains."""
+    pgdata = data_dir()
+    started_here = not is_running(pgdata)
+    sock = ensure_running()
+    lease = _lease_dir(pgdata) / str(os.getpid())
+    lease.parent.mkdir(parents=True, exist_ok=True)
+    lease.touch()
+    try:
+        yield sock
+    finally:
+        lease.unlink(missing_ok=True)
+        if started_here and not _live_leases(pgdata):
+            stop(pgdata)
+
+

@@ -1,0 +1,166 @@
+"""ContextWeaver settings. Everything that varies between deployments comes from the environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+
+from contextweaver_site.embedded import server as embedded_server
+
+from .env import env_bool, env_int, env_list, env_str, persistent_secret_key
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = Path(env_str("CW_VAR_DIR") or BASE_DIR / "var")
+
+SECRET_KEY = persistent_secret_key(VAR_DIR / "secret_key")
+DEBUG = env_bool("DEBUG", False)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "channels",
+    "procrastinate.contrib.django",
+    "memory",
+    "curation",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "contextweaver_site.urls"
+ASGI_APPLICATION = "contextweaver_site.asgi.application"
+WSGI_APPLICATION = "contextweaver_site.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.i18n",
+            ],
+        },
+    },
+]
+
+# --- Database: PostgreSQL + pgvector is the only system of record -------------------------
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+else:
+    # Embedded: pgserver's PostgreSQL over a unix socket in the data dir, started on first use.
+    DATABASES = {
+        "default": {
+            "ENGINE": "contextweaver_site.db",
+            "NAME": embedded_server.DEFAULT_DATABASE,
+            "USER": embedded_server.SUPERUSER,
+            "HOST": str(embedded_server.socket_dir()),
+            "CONN_MAX_AGE": 60,
+            "CONN_HEALTH_CHECKS": True,
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Channels (live fan-out) -----------------------------------------------------------------
+REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# --- Auth, i18n, static ------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+WHITENOISE_USE_FINDERS = True
+STATICFILES_DIRS = [p for p in [BASE_DIR / "frontend" / "dist"] if p.exists()]
+
+# --- REST API ----------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "memory.api.authentication.ProjectTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "memory.api.errors.exception_handler",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 100,
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "ContextWeaver agent API",
+    "DESCRIPTION": "Send interactions, read the memory graph and recall context. "
+    "Authenticate with a per-project token: `Authorization: Bearer <token>`.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- The memory engine (see memory/conf.py for every key and its default) -------------------
+MEMORY = {
+    "EMBEDDER": env_str("CW_EMBEDDER", "minilm"),
+    "LLM": env_str("CW_LLM", "openai" if env_str("OPENAI_API_KEY") else "none"),
+    "LLM_MODEL": env_str("CW_LLM_MODEL", "gpt-4o-mini"),
+    "OPENAI_EMBEDDING_MODEL": env_str("CW_OPENAI_EMBEDDING_MODEL", "text-embedding-3-small"),
+    "LLM_TIMEOUT": float(env_int("CW_LLM_TIMEOUT", 20)),
+    "MAX_CONTENT_BYTES": env_int("CW_MAX_CONTENT_BYTES", 32 * 1024),
+    "MAX_BATCH": env_int("CW_MAX_BATCH", 100),
+    "INGEST_MODE": env_str("CW_INGEST_MODE", "queue"),
+    "HNSW_EF_SEARCH": env_int("CW_HNSW_EF_SEARCH", 100),
+}
+NEO4J_URI = env_str("NEO4J_URI")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"procrastinate": {"level": env_str("PROCRASTINATE_LOG_LEVEL", "WARNING")}},
+}
+
+if not DEBUG:
+    SESSION_COOKIE_HTTPONLY = True
+    X_FRAME_OPTIONS = "DENY"
+    SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -1,0 +1,166 @@
+"""Input validation and output shapes of the agent API."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from ..conf import memory_settings
+from ..models import AgentSession, Edge, Entity, GraphChange, Interaction, InteractionKind, Memory
+
+
+class SessionInput(serializers.Serializer):
+    title = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
+    task = serializers.CharField(required=False, allow_blank=True, default="", max_length=8000)
+    external_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    metadata = serializers.DictField(required=False, default=dict)
+
+
+class SessionOutput(serializers.ModelSerializer):
+    interaction_count = serializers.IntegerField(read_only=True, required=False)
+    memory_count = serializers.IntegerField(read_only=True, required=False)
+
+    class Meta:
+        model = AgentSession
+        fields = ["id", "external_id", "title", "task", "metadata", "created_at", "last_activity_at",
+                  "interaction_count", "memory_count"]
+
+
+class InteractionInput(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=InteractionKind.choices)
+    content = serializers.CharField(trim_whitespace=False)
+    metadata = serializers.DictField(required=False, default=dict)
+    occurred_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    idempotency_key = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
+
+    def validate_content(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("Content must not be empty.")
+        size = len(value.encode())
+        if size > memory_settings.MAX_CONTENT_BYTES:
+            raise serializers.ValidationError(
+                f"Content is {size} bytes; the limit is {memory_settings.MAX_CONTENT_BYTES} bytes."
+            )
+        return value
+
+
+class InteractionBatchInput(serializers.Serializer):
+    interactions = InteractionInput(many=True, allow_empty=False)
+
+    def validate_interactions(self, value: list) -> list:
+        if len(value) > memory_settings.MAX_BATCH:
+            raise serializers.ValidationError(f"At most {memory_settings.MAX_BATCH} interactions per request.")
+        return value
+
+
+class InteractionOutput(serializers.ModelSerializer):
+    memory_ids = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Interaction
+        fields = ["id", "session_id", "kind", "content", "metadata", "occurred_at", "received_at",
+                  "idempotency_key", "status", "scores", "reason", "error", "memory_ids"]
+
+    def get_memory_ids(self, obj: Interaction) -> list[int]:
+        return sorted(m.pk for m in obj.memories.all())
+
+
+class AcceptedOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    duplicate = serializers.BooleanField(help_text="True when the idempotency key matched an earlier request.")
+    memory_ids = serializers.ListField(child=serializers.IntegerField())
+    reason = serializers.CharField()
+
+
+class AcceptedBatchOutput(serializers.Serializer):
+    interactions = AcceptedOutput(many=True)
+
+
+SENSITIVE_MASK = "[sensitive]"
+
+
+class ProvenanceOutput(serializers.ModelSerializer):
+    interaction_id = serializers.IntegerField(source="id")
+
+    class Meta:
+        model = Interaction
+        fields = ["interaction_id", "kind", "metadata", "occurred_at", "idempotency_key"]
+
+
+class MemoryOutput(serializers.ModelSerializer):
+    sources = ProvenanceOutput(many=True, read_only=True)
+
+    class Meta:
+        model = Memory
+        fields = ["id", "session_id", "content", "kind", "dimensions", "importance", "relevance", "novelty",
+                  "status", "sensitive", "access_count", "occurred_at", "created_at", "sources"]
+
+    def to_representation(self, instance: Memory) -> dict:
+        data = super().to_representation(instance)
+        if instance.sensitive and not self.context.get("show_sensitive", False):
+            data["content"] = SENSITIVE_MASK
+        return data
+
+
+class EdgeOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Edge
+        fields = ["id", "source_id", "target_id", "relation", "weight", "confidence", "origin", "status",
+                  "needs_review", "rationale", "created_at"]
+
+
+class EntityOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Entity
+        fields = ["id", "name", "type", "aliases"]
+
+
+class GraphOutput(serializers.Serializer):
+    session = SessionOutput()
+    memories = MemoryOutput(many=True)
+    edges = EdgeOutput(many=True)
+    entities = EntityOutput(many=True)
+    last_change_id = serializers.IntegerField()
+
+
+class ChangeOutput(serializers.ModelSerializer):
+    class Meta:
+        model = GraphChange
+        fields = ["id", "session_id", "actor", "op", "object_type", "object_id", "before", "after", "created_at"]
+
+
+class ChangeQueryInput(serializers.Serializer):
+    after = serializers.IntegerField(min_value=0, required=False, default=0)
+    limit = serializers.IntegerField(min_value=1, max_value=1000, required=False, default=500)
+
+
+class ChangeListOutput(serializers.Serializer):
+    changes = ChangeOutput(many=True)
+    last_change_id = serializers.IntegerField()
+    has_more = serializers.BooleanField()
+
+
+class RecallInput(serializers.Serializer):
+    query = serializers.CharField(max_length=4000)
+    session_id = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                          help_text="Limit recall to one session; omit for the whole project.")
+    k = serializers.IntegerField(required=False, min_value=1)
+
+    def validate_k(self, value: int) -> int:
+        if value > memory_settings.MAX_RECALL_K:
+            raise serializers.ValidationError(f"k must be at most {memory_settings.MAX_RECALL_K}.")
+        return value
+
+
+class RecalledOutput(serializers.Serializer):
+    rank = serializers.IntegerField()
+    score = serializers.FloatField()
+    memory = MemoryOutput()
+
+
+class RecallOutput(serializers.Serializer):
+    recall_id = serializers.IntegerField(source="trace.pk")
+    query = serializers.CharField(source="trace.query")
+    params = serializers.DictField(source="trace.params")
+    timings = serializers.DictField(source="trace.timings")
+    memories = RecalledOutput(many=True, source="items")

@@ -1,0 +1,153 @@
+"""Agent API views: each validates, calls one engine function or selector, and serializes."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..conf import memory_settings
+from ..engine.ingest import InteractionInput, interactions_accept
+from ..engine.pipeline import interaction_process_safely
+from ..engine.projects import session_create
+from ..engine.recall import RecallQuery, memory_recall
+from ..models import ApiToken, Interaction, Membership, Project, Role
+from ..selectors import change_list, interaction_list, session_graph, session_list
+from . import serializers as s
+from .access import project_for, session_for
+from .authentication import actor_of
+
+WAIT_PARAM = OpenApiParameter("wait", bool, description="Process before answering (201 with results) instead of 202.")
+TRUE = {"1", "true", "yes"}
+
+
+class SessionListCreateApi(APIView):
+    @extend_schema(responses=s.SessionOutput(many=True), summary="List the project's sessions")
+    def get(self, request, project_slug: str):
+        project = project_for(request, project_slug)
+        return Response(s.SessionOutput(session_list(project=project), many=True).data)
+
+    @extend_schema(request=s.SessionInput, responses={201: s.SessionOutput}, summary="Start a session")
+    def post(self, request, project_slug: str):
+        project = project_for(request, project_slug, min_role=Role.CURATOR)
+        data = _validated(s.SessionInput, request.data)
+        session = session_create(project=project, actor=actor_of(request), **data)
+        return Response(s.SessionOutput(session).data, status=status.HTTP_201_CREATED)
+
+
+class InteractionListAcceptApi(APIView):
+    @extend_schema(responses=s.InteractionOutput(many=True), summary="List a session's interactions")
+    def get(self, request, project_slug: str, session_id: int):
+        session = session_for(project_for(request, project_slug), session_id)
+        queryset = interaction_list(session=session).prefetch_related("memories")
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(queryset, request, view=self)
+        return paginator.get_paginated_response(s.InteractionOutput(page, many=True).data)
+
+    @extend_schema(
+        request=s.InteractionInput | s.InteractionBatchInput, parameters=[WAIT_PARAM],
+        responses={202: s.AcceptedBatchOutput, 201: s.AcceptedBatchOutput, 200: s.AcceptedBatchOutput},
+        summary="Send one interaction or a batch ({\"interactions\": [...]})",
+    )
+    def post(self, request, project_slug: str, session_id: int):
+        session = session_for(project_for(request, project_slug, min_role=Role.CURATOR), session_id)
+        items = _interaction_inputs(request)
+        accepted = interactions_accept(session=session, items=items, actor=actor_of(request))
+        wait = request.query_params.get("wait", "").lower() in TRUE
+        if wait:
+            for entry in accepted:
+                if entry.created:
+                    interaction_process_safely(interaction_id=entry.interaction.pk)
+        ids = [a.interaction.pk for a in accepted]
+        rows = {i.pk: i for i in Interaction.objects.filter(pk__in=ids).prefetch_related("memories")}
+        body = {"interactions": [_accepted_row(rows[a.interaction.pk], duplicate=not a.created) for a in accepted]}
+        code = status.HTTP_200_OK if not any(a.created for a in accepted) else (
+            status.HTTP_201_CREATED if wait else status.HTTP_202_ACCEPTED)
+        return Response(body, status=code)
+
+
+def _interaction_inputs(request) -> list[InteractionInput]:
+    if not isinstance(request.data, dict):
+        raise ValidationError({"non_field_errors": ["Send a JSON object: one interaction or {\"interactions\": [...]}."]})
+    if "interactions" in request.data:
+        rows = _validated(s.InteractionBatchInput, request.data)["interactions"]
+    else:
+        row = _validated(s.InteractionInput, request.data)
+        row["idempotency_key"] = row["idempotency_key"] or request.headers.get("Idempotency-Key")
+        rows = [row]
+    return [InteractionInput(**row) for row in rows]
+
+
+def _accepted_row(interaction: Interaction, *, duplicate: bool) -> dict:
+    return {"id": interaction.pk, "status": interaction.status, "duplicate": duplicate,
+            "memory_ids": sorted(m.pk for m in interaction.memories.all()), "reason": interaction.reason}
+
+
+def _validated(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+class InteractionDetailApi(APIView):
+    @extend_schema(responses=s.InteractionOutput, summary="One interaction, with its processing status")
+    def get(self, request, project_slug: str, session_id: int, interaction_id: int):
+        session = session_for(project_for(request, project_slug), session_id)
+        interaction = session.interactions.prefetch_related("memories").filter(pk=interaction_id).first()
+        if interaction is None:
+            raise NotFound(f"No interaction {interaction_id} in session {session_id}.")
+        return Response(s.InteractionOutput(interaction).data)
+
+
+class SessionGraphApi(APIView):
+    @extend_schema(responses=s.GraphOutput, summary="A session's memories, edges and entities")
+    def get(self, request, project_slug: str, session_id: int):
+        session = session_for(project_for(request, project_slug), session_id)
+        graph = session_graph(session=session)
+        body = {"session": session, "memories": graph.memories, "edges": graph.edges,
+                "entities": graph.entities, "last_change_id": graph.last_change_id}
+        return Response(s.GraphOutput(body, context={"show_sensitive": _may_see_sensitive(request, session.project)}).data)
+
+
+class SessionChangesApi(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("after", int, description="Only changes with a larger id (default 0)."),
+                    OpenApiParameter("limit", int, description="At most this many (default 500, max 1000).")],
+        responses=s.ChangeListOutput, summary="The session's change log after a given id, in order",
+    )
+    def get(self, request, project_slug: str, session_id: int):
+        session = session_for(project_for(request, project_slug), session_id)
+        params = _validated(s.ChangeQueryInput, request.query_params)
+        changes = change_list(session=session, after_id=params["after"], limit=params["limit"] + 1)
+        has_more = len(changes) > params["limit"]
+        changes = changes[: params["limit"]]
+        last = changes[-1].id if changes else params["after"]
+        return Response({"changes": s.ChangeOutput(changes, many=True).data, "last_change_id": last,
+                         "has_more": has_more})
+
+
+class RecallApi(APIView):
+    @extend_schema(request=s.RecallInput, responses={200: s.RecallOutput, 404: OpenApiResponse(description="Unknown session")},
+                   summary="Recall memories for a query, with provenance")
+    def post(self, request, project_slug: str):
+        project = project_for(request, project_slug)
+        data = _validated(s.RecallInput, request.data)
+        session = session_for(project, data["session_id"]) if data["session_id"] is not None else None
+        query = RecallQuery(text=data["query"], k=data.get("k") or memory_settings.DEFAULT_RECALL_K, session=session,
+                            include_sensitive=_may_see_sensitive(request, project))
+        result = memory_recall(project=project, query=query, actor=actor_of(request))
+        return Response(s.RecallOutput(result, context={"show_sensitive": query.include_sensitive}).data)
+
+
+def _may_see_sensitive(request, project: Project) -> bool:
+    """Agents never see sensitive memories; people need the curator role in that project."""
+    if isinstance(request.auth, ApiToken) or not request.user.is_authenticated:
+        return False
+    if request.user.is_superuser:
+        return True
+    return Membership.objects.filter(
+        user=request.user, project=project, role__in=[Role.CURATOR, Role.ADMIN]
+    ).exists()

@@ -1,0 +1,80 @@
+"""`memory_settings`: the MEMORY settings dict checked against DEFAULTS, so a typo fails loudly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+DEFAULTS: dict[str, Any] = {
+    # providers: a short name (see providers/__init__.py) or a dotted path to a class
+    "EMBEDDER": "minilm",
+    "LLM": "none",
+    "LLM_MODEL": "gpt-4o-mini",
+    "LLM_TIMEOUT": 20.0,
+    "LLM_MAX_RETRIES": 2,
+    "OPENAI_EMBEDDING_MODEL": "text-embedding-3-small",
+    "EMBED_BATCH_SIZE": 64,
+    "EMBED_CACHE_SIZE": 4096,
+    # agent API limits
+    "MAX_CONTENT_BYTES": 32 * 1024,
+    "MAX_BATCH": 100,
+    # "queue": a procrastinate worker processes interactions; "inline": on commit, in-process
+    "INGEST_MODE": "queue",
+    # vector search
+    "HNSW_M": 16,
+    "HNSW_EF_CONSTRUCTION": 64,
+    "HNSW_EF_SEARCH": 100,
+    # processing
+    "MIN_MEMORY_CHARS": 12,
+    "DEFAULT_RECALL_K": 8,
+    "MAX_RECALL_K": 100,
+}
+
+INGEST_MODES = {"queue", "inline"}
+
+
+class MemorySettings:
+    def __init__(self, user: dict[str, Any] | None = None) -> None:
+        user = user or {}
+        unknown = set(user) - set(DEFAULTS)
+        if unknown:
+            raise ImproperlyConfigured(f"Unknown MEMORY setting(s): {', '.join(sorted(unknown))}")
+        self._values = {**DEFAULTS, **user}
+        if self._values["INGEST_MODE"] not in INGEST_MODES:
+            raise ImproperlyConfigured(f"MEMORY['INGEST_MODE'] must be one of {sorted(INGEST_MODES)}")
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"Invalid MEMORY setting: {name}") from None
+
+
+_cached: MemorySettings | None = None
+
+
+def get_memory_settings() -> MemorySettings:
+    global _cached
+    if _cached is None:
+        _cached = MemorySettings(getattr(settings, "MEMORY", {}))
+    return _cached
+
+
+class _Proxy:
+    def __getattr__(self, name: str) -> Any:
+        return getattr(get_memory_settings(), name)
+
+
+memory_settings: Any = _Proxy()
+
+
+def reload_memory_settings(*, setting: str, **kwargs: Any) -> None:
+    """Drop cached settings and providers when a test overrides MEMORY."""
+    global _cached
+    if setting == "MEMORY":
+        _cached = None
+        from .providers import reset_providers
+
+        reset_providers()

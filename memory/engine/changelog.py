@@ -1,0 +1,54 @@
+"""Appending to the change log, in the caller's transaction, in commit order.
+
+Ids come from a sequence, so two concurrent transactions could commit their changes out of id
+order and a reader polling "after id N" would skip the late one. To make the id order the commit
+order, a writer takes a per-project transaction-level advisory lock before its first change; it
+is released at commit, so changes of one project are numbered in the order they become visible.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import connection, transaction
+
+from ..models import AgentSession, GraphChange, Project
+from . import events
+
+ENGINE_ACTOR = "engine"
+LOCK_NAMESPACE = 0x4357  # "CW": keeps our advisory locks apart from other users of the database
+
+
+def change_record(
+    *, project: Project, session: AgentSession | None, actor: str, op: str, object_type: str,
+    object_id: int | None, before: dict[str, Any] | None = None, after: dict[str, Any] | None = None,
+) -> GraphChange:
+    """Append one change; it is published to live listeners only after the commit."""
+    if not connection.in_atomic_block:
+        raise RuntimeError("change_record must run inside the transaction of the change it records")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_NAMESPACE, project.pk])
+    change = GraphChange.objects.create(
+        project=project, session=session, actor=actor, op=op, object_type=object_type,
+        object_id=object_id, before=before, after=after,
+    )
+    events.publish_on_commit(change)
+    return change
+
+
+def change_payload(change: GraphChange) -> dict[str, Any]:
+    return {
+        "id": change.id,
+        "project_id": change.project_id,
+        "session_id": change.session_id,
+        "actor": change.actor,
+        "op": change.op,
+        "object_type": change.object_type,
+        "object_id": change.object_id,
+        "before": change.before,
+        "after": change.after,
+        "created_at": change.created_at.isoformat(),
+    }
+
+
+__all__ = ["ENGINE_ACTOR", "change_payload", "change_record", "transaction"]

@@ -1,0 +1,48 @@
+"""Projects, agent sessions and the agents' API tokens."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from ..errors import ValidationFailed
+from ..models import AgentSession, ApiToken, Project, hash_token
+from .changelog import change_record
+
+
+def project_create(*, name: str, slug: str | None = None) -> Project:
+    slug = slugify(slug or name)[:100]
+    if not slug:
+        raise ValidationFailed("a project needs a name with at least one letter or digit")
+    if Project.objects.filter(slug=slug).exists():
+        raise ValidationFailed(f"a project with slug {slug!r} already exists")
+    return Project.objects.create(name=name, slug=slug)
+
+
+def token_issue(*, project: Project, name: str = "agent") -> tuple[ApiToken, str]:
+    """Create a token; the raw value is returned once and never stored."""
+    raw = ApiToken.new_raw_token()
+    token = ApiToken.objects.create(project=project, name=name, key_hash=hash_token(raw), prefix=raw[:10])
+    return token, raw
+
+
+def token_resolve(raw: str) -> ApiToken | None:
+    token = ApiToken.objects.select_related("project").filter(key_hash=hash_token(raw), revoked_at=None).first()
+    if token is not None and (token.last_used_at is None or (timezone.now() - token.last_used_at).seconds > 60):
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+    return token
+
+
+def session_create(*, project: Project, title: str = "", task: str = "", external_id: str = "",
+                   metadata: dict | None = None, actor: str) -> AgentSession:
+    with transaction.atomic():
+        if external_id and AgentSession.objects.filter(project=project, external_id=external_id).exists():
+            raise ValidationFailed(f"a session with external_id {external_id!r} already exists",
+                                   {"external_id": ["already exists in this project"]})
+        session = AgentSession.objects.create(
+            project=project, title=title, task=task, external_id=external_id, metadata=metadata or {}
+        )
+        change_record(project=project, session=session, actor=actor, op="session.created", object_type="session",
+                      object_id=session.pk, after={"title": title, "task": task, "external_id": external_id})
+    return session

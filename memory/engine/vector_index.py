@@ -1,0 +1,138 @@
+"""Embedding spaces, their HNSW indexes, bulk vector loads and nearest-neighbour search.
+
+Vectors live in one untyped `vector` column; each space has a partial HNSW index over
+`vector::vector(dims)` restricted to its rows. Project-wide search uses that index; search
+inside one session is exact (a btree on (space, session) narrows the rows), because pgvector
+0.6.2 has no iterative index scans and an HNSW scan followed by a session filter can return
+fewer than k rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+
+from ..conf import memory_settings
+from ..errors import EmbeddingSpaceMismatch
+from ..models import EmbeddingSpace, MemoryEmbedding
+from ..providers.base import Embedder, Vector
+
+TABLE = MemoryEmbedding._meta.db_table
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    memory_id: int
+    distance: float
+
+    @property
+    def similarity(self) -> float:
+        return 1.0 - self.distance
+
+
+def space_for(embedder: Embedder) -> EmbeddingSpace:
+    """The database row of the embedder's space, created (with its index) on first use."""
+    space, created = EmbeddingSpace.objects.get_or_create(
+        name=embedder.space_name, defaults={"dimensions": embedder.dimensions}
+    )
+    if space.dimensions != embedder.dimensions:
+        raise EmbeddingSpaceMismatch(
+            f"Embedding space {space.name!r} holds {space.dimensions}-d vectors but the embedder "
+            f"returns {embedder.dimensions}-d; configure another space name or run `manage.py reembed`."
+        )
+    if created:
+        index_create(space)
+    return space
+
+
+def index_name(space: EmbeddingSpace) -> str:
+    return f"memory_emb_hnsw_{space.pk}"
+
+
+def index_create(space: EmbeddingSpace) -> None:
+    m, ef = int(memory_settings.HNSW_M), int(memory_settings.HNSW_EF_CONSTRUCTION)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE INDEX IF NOT EXISTS {index_name(space)} ON {TABLE} "
+            f"USING hnsw ((vector::vector({int(space.dimensions)})) vector_cosine_ops) "
+            f"WITH (m = {m}, ef_construction = {ef}) WHERE space_id = {int(space.pk)}"
+        )
+
+
+def index_drop(space: EmbeddingSpace) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP INDEX IF EXISTS {index_name(space)}")
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    return "[" + ",".join(f"{v:.7g}" for v in vector) + "]"
+
+
+@dataclass(frozen=True)
+class EmbeddingRow:
+    memory_id: int
+    project_id: int
+    session_id: int
+    vector: Vector
+
+
+def embeddings_copy(space: EmbeddingSpace, rows: Iterable[EmbeddingRow]) -> int:
+    """Stream vectors into the table with COPY (row-by-row INSERT into an indexed table crawls)."""
+    count = 0
+    connection.ensure_connection()
+    with connection.connection.cursor() as cursor:
+        with cursor.copy(f"COPY {TABLE} (memory_id, space_id, project_id, session_id, vector) FROM STDIN") as copy:
+            for row in rows:
+                copy.write(f"{row.memory_id}\t{space.pk}\t{row.project_id}\t{row.session_id}\t{vector_literal(row.vector)}\n")
+                count += 1
+    return count
+
+
+def bulk_load(space: EmbeddingSpace, rows: Iterable[EmbeddingRow]) -> int:
+    """COPY with the space's index dropped, then rebuild it once: minutes become seconds."""
+    with transaction.atomic():
+        index_drop(space)
+        count = embeddings_copy(space, rows)
+        index_create(space)
+    return count
+
+
+def nearest(
+    *, space: EmbeddingSpace, vector: Vector, k: int, project_id: int, session_id: int | None = None,
+    statuses: Sequence[str] = ("active",), exclude_sensitive: bool = False,
+) -> list[Neighbour]:
+    """The k memories closest to `vector` (cosine), within a project or one session."""
+    dims, space_id = int(space.dimensions), int(space.pk)
+    query_vec = f"%s::vector({dims})"
+    filters = ["m.status = ANY(%s)"] + (["NOT m.sensitive"] if exclude_sensitive else [])
+    if session_id is not None:
+        # Exact: cosine_distance() is not index-able, so the planner scans the session's rows.
+        distance = f"cosine_distance(e.vector::vector({dims}), {query_vec})"
+        where = f"e.space_id = {space_id} AND e.session_id = %s"
+        scope_params: list = [session_id]
+    else:
+        distance = f"(e.vector::vector({dims})) <=> {query_vec}"
+        where = f"e.space_id = {space_id} AND e.project_id = %s"
+        scope_params = [project_id]
+    sql = (
+        f"SELECT e.memory_id, {distance} AS d FROM {TABLE} e JOIN memory_memory m ON m.id = e.memory_id "
+        f"WHERE {where} AND {' AND '.join(filters)} ORDER BY {distance} LIMIT %s"
+    )
+    literal = vector_literal(vector)
+    params = [literal, *scope_params, list(statuses), literal, k]
+    found = _run_search(sql, params, k, exact=False)
+    if session_id is None and len(found) < k:
+        # An HNSW scan filtered afterwards (other projects, statuses) can come up short: go exact.
+        found = _run_search(sql, params, k, exact=True)
+    return found
+
+
+def _run_search(sql: str, params: list, k: int, *, exact: bool) -> list[Neighbour]:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {max(int(memory_settings.HNSW_EF_SEARCH), k)}")
+        if exact:
+            cursor.execute("SET LOCAL enable_indexscan = off")
+        cursor.execute(sql, params)
+        return [Neighbour(memory_id, float(d)) for memory_id, d in cursor.fetchall()]

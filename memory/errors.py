@@ -1,0 +1,38 @@
+"""Errors of the memory engine. The API maps them to HTTP statuses in api/errors.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class MemoryEngineError(Exception):
+    """Base error: a message for people and optional structured detail."""
+
+    status_code = 400
+    code = "invalid"
+
+    def __init__(self, message: str, extra: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.extra = extra or {}
+
+
+class NotFoundError(MemoryEngineError):
+    status_code = 404
+    code = "not_found"
+
+
+class ValidationFailed(MemoryEngineError):
+    code = "invalid"
+
+
+class ProviderError(MemoryEngineError):
+    """An embedding or LLM provider failed (network, timeout, bad answer)."""
+
+    status_code = 503
+    code = "provider_unavailable"
+
+
+class EmbeddingSpaceMismatch(MemoryEngineError):
+    status_code = 500
+    code = "embedding_space_mismatch"

@@ -1,0 +1,26 @@
+"""All models of the memory engine (SPEC §2), one module per concern."""
+
+from .changelog import GraphChange
+from .embedding import EmbeddingSpace, MemoryEmbedding
+from .graph import (
+    Edge,
+    EdgeOrigin,
+    EdgeStatus,
+    Entity,
+    EntityMention,
+    EntityType,
+    Memory,
+    MemoryKind,
+    MemoryStatus,
+    Relation,
+)
+from .project import ApiToken, Membership, Project, Role, hash_token
+from .recall import RecallTrace
+from .session import AgentSession, Interaction, InteractionKind, InteractionStatus
+
+__all__ = [
+    "AgentSession", "ApiToken", "Edge", "EdgeOrigin", "EdgeStatus", "EmbeddingSpace", "Entity",
+    "EntityMention", "EntityType", "GraphChange", "Interaction", "InteractionKind",
+    "InteractionStatus", "Membership", "Memory", "MemoryEmbedding", "MemoryKind", "MemoryStatus",
+    "Project", "RecallTrace", "Relation", "Role", "hash_token",
+]

@@ -1,0 +1,151 @@
+"""The memory graph: memories (nodes), canonical entities with mentions, and typed edges."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import F, Q
+
+from .project import Project
+from .session import AgentSession, Interaction
+
+
+class MemoryKind(models.TextChoices):
+    FACT = "fact"
+    PREFERENCE = "preference"
+    CONSTRAINT = "constraint"
+    INTENT = "intent"
+    DECISION = "decision"
+    ACTION = "action"
+    RESULT = "result"
+    ERROR = "error"
+    EVENT = "event"
+    SUMMARY = "summary"
+
+
+class MemoryStatus(models.TextChoices):
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+    SUPERSEDED = "superseded"
+    FORGOTTEN = "forgotten"
+
+
+class Memory(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memories")
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="memories")
+    content = models.TextField()
+    kind = models.CharField(max_length=16, choices=MemoryKind.choices, default=MemoryKind.FACT)
+    dimensions = models.JSONField(default=dict, blank=True)
+    importance = models.FloatField(default=3.0)
+    relevance = models.FloatField(default=3.0)
+    novelty = models.FloatField(default=3.0)
+    status = models.CharField(max_length=16, choices=MemoryStatus.choices, default=MemoryStatus.ACTIVE)
+    sensitive = models.BooleanField(default=False)
+    access_count = models.PositiveIntegerField(default=0)
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+    occurred_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    sources = models.ManyToManyField(Interaction, related_name="memories", blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["session", "occurred_at"]),
+            models.Index(fields=["project", "status"]),
+        ]
+        verbose_name_plural = "memories"
+
+    def __str__(self) -> str:
+        return f"{self.kind}#{self.pk}: {self.content[:40]}"
+
+
+class EntityType(models.TextChoices):
+    PERSON = "person"
+    PLACE = "place"
+    ORGANIZATION = "organization"
+    PRODUCT = "product"
+    FILE = "file"
+    CONCEPT = "concept"
+    TIME = "time"
+    OTHER = "other"
+
+
+class Entity(models.Model):
+    """A canonical thing memories mention, unique per project by normalised name and type."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="entities")
+    name = models.CharField(max_length=300)
+    normalized_name = models.CharField(max_length=300)
+    type = models.CharField(max_length=16, choices=EntityType.choices, default=EntityType.OTHER)
+    aliases = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "normalized_name", "type"], name="entity_unique_name")
+        ]
+        verbose_name_plural = "entities"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.type})"
+
+
+class EntityMention(models.Model):
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="mentions")
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="mentions")
+    surface = models.CharField(max_length=300)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["memory", "entity"], name="mention_unique")]
+
+
+class Relation(models.TextChoices):
+    CAUSAL = "causal"
+    TEMPORAL = "temporal"
+    CONDITIONAL = "conditional"
+    ELABORATES = "elaborates"
+    SUPERSEDES = "supersedes"
+    PART_OF = "part_of"
+    REFERENCES = "references"
+    SHARES_ENTITY = "shares_entity"
+    NEXT_IN_SESSION = "next_in_session"
+    SUMMARIZES = "summarizes"
+
+
+class EdgeOrigin(models.TextChoices):
+    RULE = "rule"
+    LLM = "llm"
+    HUMAN = "human"
+
+
+class EdgeStatus(models.TextChoices):
+    INFERRED = "inferred"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+
+class Edge(models.Model):
+    """source = parent (depended on), target = child; the relation says how the child depends."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="edges")
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="edges", null=True, blank=True)
+    source = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="out_edges")
+    target = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="in_edges")
+    relation = models.CharField(max_length=20, choices=Relation.choices)
+    weight = models.FloatField(default=1.0)
+    confidence = models.FloatField(default=1.0)
+    origin = models.CharField(max_length=8, choices=EdgeOrigin.choices, default=EdgeOrigin.RULE)
+    status = models.CharField(max_length=10, choices=EdgeStatus.choices, default=EdgeStatus.INFERRED)
+    needs_review = models.BooleanField(default=False)
+    rationale = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "target", "relation"], name="edge_unique_relation"),
+            models.CheckConstraint(condition=~Q(source=F("target")), name="edge_no_self_loop"),
+        ]
+        indexes = [models.Index(fields=["session", "relation"])]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} -{self.relation}-> {self.target_id}"

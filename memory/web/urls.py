@@ -1,0 +1,8 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("p/<slug:project_slug>/sessions/<int:session_id>/", views.session_detail, name="session-detail"),
+]
