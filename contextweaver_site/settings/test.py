@@ -9,3 +9,6 @@ from .base import MEMORY  # noqa: E402
 
 MEMORY = {**MEMORY, "EMBEDDER": os.environ["CW_EMBEDDER"], "INGEST_MODE": "inline", "LLM": "none"}
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Concurrent test runs on one server need distinct test databases (CW_TEST_DB).
+DATABASES["default"]["TEST"] = {"NAME": os.environ.get("CW_TEST_DB", "test_contextweaver")}  # noqa: F405
