@@ -95,33 +95,47 @@ def bulk_load(space: EmbeddingSpace, rows: Iterable[EmbeddingRow]) -> int:
     with transaction.atomic():
         index_drop(space)
         count = embeddings_copy(space, rows)
+        with connection.cursor() as cursor:
+            # Django's FKs are deferred; their pending checks would block CREATE INDEX.
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         index_create(space)
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {TABLE}")  # fresh statistics, so the planner picks the index
     return count
 
 
-def nearest(
+def search_statement(
     *, space: EmbeddingSpace, vector: Vector, k: int, project_id: int, session_id: int | None = None,
     statuses: Sequence[str] = ("active",), exclude_sensitive: bool = False,
-) -> list[Neighbour]:
-    """The k memories closest to `vector` (cosine), within a project or one session."""
+) -> tuple[str, list]:
+    """SQL and parameters of a kNN search: HNSW for a project, exact within one session."""
     dims, space_id = int(space.dimensions), int(space.pk)
     query_vec = f"%s::vector({dims})"
     filters = ["m.status = ANY(%s)"] + (["NOT m.sensitive"] if exclude_sensitive else [])
     if session_id is not None:
         # Exact: cosine_distance() is not index-able, so the planner scans the session's rows.
         distance = f"cosine_distance(e.vector::vector({dims}), {query_vec})"
-        where = f"e.space_id = {space_id} AND e.session_id = %s"
-        scope_params: list = [session_id]
-    else:
-        distance = f"(e.vector::vector({dims})) <=> {query_vec}"
-        where = f"e.space_id = {space_id} AND e.project_id = %s"
-        scope_params = [project_id]
+        sql = (
+            f"SELECT e.memory_id, {distance} AS d FROM {TABLE} e JOIN memory_memory m ON m.id = e.memory_id "
+            f"WHERE e.space_id = {space_id} AND e.session_id = %s AND {' AND '.join(filters)} "
+            f"ORDER BY d LIMIT %s"
+        )
+        literal = vector_literal(vector)
+        return sql, [literal, session_id, list(statuses), k]
+    # Project-wide: the inner query is a plain ORDER BY distance over the space's partial index,
+    # so the planner always walks HNSW; memory filters apply to its candidates afterwards.
+    candidates = max(int(memory_settings.HNSW_EF_SEARCH), k)
     sql = (
-        f"SELECT e.memory_id, {distance} AS d FROM {TABLE} e JOIN memory_memory m ON m.id = e.memory_id "
-        f"WHERE {where} AND {' AND '.join(filters)} ORDER BY {distance} LIMIT %s"
+        f"SELECT c.memory_id, c.d FROM (SELECT e.memory_id, (e.vector::vector({dims})) <=> {query_vec} AS d "
+        f"FROM {TABLE} e WHERE e.space_id = {space_id} AND e.project_id = %s ORDER BY d LIMIT {candidates}) c "
+        f"JOIN memory_memory m ON m.id = c.memory_id WHERE {' AND '.join(filters)} ORDER BY c.d LIMIT %s"
     )
-    literal = vector_literal(vector)
-    params = [literal, *scope_params, list(statuses), literal, k]
+    return sql, [vector_literal(vector), project_id, list(statuses), k]
+
+
+def nearest(*, k: int, session_id: int | None = None, **search) -> list[Neighbour]:
+    """The k memories closest to the vector (cosine), within a project or one session."""
+    sql, params = search_statement(k=k, session_id=session_id, **search)
     found = _run_search(sql, params, k, exact=False)
     if session_id is None and len(found) < k:
         # An HNSW scan filtered afterwards (other projects, statuses) can come up short: go exact.
@@ -129,10 +143,17 @@ def nearest(
     return found
 
 
-def _run_search(sql: str, params: list, k: int, *, exact: bool) -> list[Neighbour]:
+def _run_search(sql: str, params: list, k: int, *, exact: bool, explain: bool = False) -> list:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL hnsw.ef_search = {max(int(memory_settings.HNSW_EF_SEARCH), k)}")
         if exact:
             cursor.execute("SET LOCAL enable_indexscan = off")
-        cursor.execute(sql, params)
-        return [Neighbour(memory_id, float(d)) for memory_id, d in cursor.fetchall()]
+        cursor.execute(("EXPLAIN " if explain else "") + sql, params)
+        rows = cursor.fetchall()
+    return [r[0] for r in rows] if explain else [Neighbour(memory_id, float(d)) for memory_id, d in rows]
+
+
+def search_plan(*, k: int, **search) -> str:
+    """The planner's plan for a search (for tests and diagnostics)."""
+    sql, params = search_statement(k=k, **search)
+    return "\n".join(_run_search(sql, params, k, exact=False, explain=True))
