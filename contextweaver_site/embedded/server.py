@@ -149,14 +149,16 @@ def _ensure_database(sock: Path, name: str) -> None:
             conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def ensure_running(database: str = DEFAULT_DATABASE) -> Path:
-    """Start the server if nobody has, create the app database; return the socket folder.
+def ensure_running(database: str | None = DEFAULT_DATABASE) -> Path:
+    """Start the server if nobody has, create `database` if given; return the socket folder.
 
     Safe to call from many processes at once: the check-and-start runs under a file lock.
     """
     pgdata = data_dir()
     sock = socket_dir(pgdata)
     if is_running(pgdata) and (sock / ".s.PGSQL.5432").exists():
+        if database:
+            _ensure_database(sock, database)
         return sock
     with _start_lock(pgdata):
         if not is_running(pgdata):
@@ -166,7 +168,8 @@ def ensure_running(database: str = DEFAULT_DATABASE) -> Path:
             if not (pgdata / "PG_VERSION").exists():
                 _initdb(pgdata)
             _start(pgdata, sock)
-        _ensure_database(sock, database)
+        if database:
+            _ensure_database(sock, database)
     return sock
 
 

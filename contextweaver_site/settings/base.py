@@ -75,7 +75,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "contextweaver_site.db",
-            "NAME": embedded_server.DEFAULT_DATABASE,
+            "NAME": env_str("CW_DB_NAME", embedded_server.DEFAULT_DATABASE),
             "USER": embedded_server.SUPERUSER,
             "HOST": str(embedded_server.socket_dir()),
             "CONN_MAX_AGE": 60,

@@ -1,0 +1,75 @@
+"""Set up the demo: project, agent token, login, and the demo sessions through the real pipeline."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from ..engine.ingest import InteractionInput, interactions_accept
+from ..engine.pipeline import interaction_process
+from ..engine.projects import project_create, session_create, token_issue, token_resolve
+from ..models import AgentSession, Membership, Project, Role
+from .scenarios import Scenario, load_scenarios
+
+DEMO_SLUG = "demo"
+DEMO_USER = "demo"
+LOADER_ACTOR = "demo-loader"
+
+
+def _kept_secret(path: Path, make: Callable[[], str]) -> str:
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(make())
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def demo_project() -> Project:
+    return Project.objects.filter(slug=DEMO_SLUG).first() or project_create(name="Demo agents", slug=DEMO_SLUG)
+
+
+def demo_token(project: Project) -> str:
+    """The demo agent's token, kept in var/ so reruns reuse it."""
+    path = Path(settings.VAR_DIR) / "demo_token"
+    raw = _kept_secret(path, lambda: token_issue(project=project, name="demo-agent")[1])
+    if token_resolve(raw) is None:  # the database was reset: issue a fresh one
+        path.unlink()
+        raw = _kept_secret(path, lambda: token_issue(project=project, name="demo-agent")[1])
+    return raw
+
+
+def demo_login(project: Project) -> tuple[str, str]:
+    password = _kept_secret(Path(settings.VAR_DIR) / "demo_password", lambda: secrets.token_urlsafe(9))
+    user, _ = get_user_model().objects.get_or_create(username=DEMO_USER)
+    user.set_password(password)
+    user.save()
+    Membership.objects.update_or_create(project=project, user=user, defaults={"role": Role.ADMIN})
+    return DEMO_USER, password
+
+
+def scenario_load(project: Project, scenario: Scenario, progress: Callable[[int], None] | None = None) -> AgentSession:
+    """Play one scenario through accept + process, as an agent would have sent it an hour ago."""
+    session = session_create(project=project, title=scenario.title, task=scenario.task,
+                             external_id=scenario.external_id, metadata={"language": scenario.language},
+                             actor=LOADER_ACTOR)
+    start = timezone.now() - timedelta(hours=1)
+    for turn, item in enumerate(scenario.interactions):
+        payload = InteractionInput(kind=item.kind, content=item.content, metadata=item.metadata,
+                                   occurred_at=start + timedelta(seconds=30 * turn),
+                                   idempotency_key=f"{scenario.external_id}-{turn}")
+        accepted = interactions_accept(session=session, items=[payload], actor=LOADER_ACTOR)
+        interaction_process(interaction_id=accepted[0].interaction.pk)
+        if progress:
+            progress(1)
+    return session
+
+
+def missing_scenarios(project: Project) -> list[Scenario]:
+    loaded = set(project.sessions.values_list("external_id", flat=True))
+    return [s for s in load_scenarios() if s.external_id not in loaded]

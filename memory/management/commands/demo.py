@@ -1,0 +1,106 @@
+"""manage.py demo: migrate, load the demo sessions, print a login, serve, and keep an agent streaming."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+from tqdm import tqdm
+
+from memory.demo.bootstrap import demo_login, demo_project, demo_token, missing_scenarios, scenario_load
+
+
+class Command(BaseCommand):
+    help = "Run the demo: database, demo data, web server, queue worker and a simulated agent."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--load-only", action="store_true", help="Prepare data and exit")
+        parser.add_argument("--no-agent", action="store_true", help="Do not start the simulated agent")
+        parser.add_argument("--interval", type=float, default=4.0, help="Seconds between simulated interactions")
+
+    def handle(self, *args, host, port, load_only, no_agent, interval, **options):
+        self.stdout.write("Migrating the database…")
+        call_command("migrate", interactive=False, verbosity=0)
+        project = demo_project()
+        token = demo_token(project)
+        username, password = demo_login(project)
+        self._load(project)
+        if load_only:
+            self._banner(host, port, username, password, token, project.slug)
+            return
+        self._serve(host, port, token, project.slug, no_agent, interval, (username, password))
+
+    def _load(self, project) -> None:
+        todo = missing_scenarios(project)
+        if not todo:
+            self.stdout.write("Demo sessions already loaded.")
+            return
+        total = sum(len(s.interactions) for s in todo)
+        self.stdout.write(f"Loading {len(todo)} demo sessions ({total} interactions) through the pipeline…")
+        with tqdm(total=total, unit="interaction") as bar:
+            for scenario in todo:
+                scenario_load(project, scenario, progress=bar.update)
+
+    def _banner(self, host, port, username, password, token, slug) -> None:
+        line = "=" * 64
+        self.stdout.write(self.style.SUCCESS(
+            f"\n{line}\n ContextWeaver demo: http://{host}:{port}/\n login:    {username}\n password: {password}\n"
+            f" API docs: http://{host}:{port}/api/docs/\n agent token for project '{slug}':\n   {token}\n{line}\n"
+        ))
+
+    def _serve(self, host, port, token, slug, no_agent, interval, login) -> None:
+        manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
+        token_file = Path(settings.VAR_DIR) / "demo_token"
+        commands = {
+            "web": [sys.executable, "-m", "uvicorn", "contextweaver_site.asgi:application", "--host", host,
+                    "--port", str(port), "--log-level", "warning"],
+            "worker": [*manage, "procrastinate", "worker", "--queues", "ingest"],
+        }
+        if not no_agent:
+            commands["agent"] = [*manage, "simulate_agent", "--base-url", f"http://{host}:{port}",
+                                 "--token-file", str(token_file), "--project", slug, "--loops", "0",
+                                 "--interval", str(interval)]
+        children: dict[str, subprocess.Popen] = {}
+        stopping = False
+
+        def stop(signum, _frame):
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+        children["web"] = subprocess.Popen(commands.pop("web"))
+        time.sleep(2)
+        for name, command in commands.items():
+            children[name] = subprocess.Popen(command)
+        self._banner(host, port, *login, token, slug)
+        self.stdout.write("Press Ctrl+C to stop.")
+        try:
+            while not stopping:
+                for name, child in children.items():
+                    if child.poll() is not None and name != "agent":
+                        self.stderr.write(f"{name} exited with code {child.returncode}; stopping the demo.")
+                        stopping = True
+                time.sleep(0.5)
+        finally:
+            self._stop(children)
+
+    def _stop(self, children: dict[str, subprocess.Popen]) -> None:
+        for child in children.values():
+            if child.poll() is None:
+                child.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 15
+        for child in children.values():
+            try:
+                child.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.kill()
+        self.stdout.write("Demo stopped.")
