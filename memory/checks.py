@@ -21,8 +21,9 @@ def providers_check(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
         errors.append(checks.Error(f"MEMORY['EMBEDDER'] could not be loaded: {exc}", id="memory.E001",
                                    hint="Use minilm, openai, hashing or a dotted path to an Embedder class."))
     if "openai" in (memory_settings.LLM, memory_settings.EMBEDDER) and not os.environ.get("OPENAI_API_KEY"):
-        errors.append(checks.Error("An OpenAI provider is configured but OPENAI_API_KEY is not set.",
-                                   id="memory.E004", hint="Set OPENAI_API_KEY (and OPENAI_BASE_URL for compatible servers)."))
+        errors.append(checks.Error(
+            "An OpenAI provider is configured but OPENAI_API_KEY is not set.", id="memory.E004",
+            hint="Set OPENAI_API_KEY (and OPENAI_BASE_URL for compatible servers)."))
     return errors
 
 

@@ -27,7 +27,9 @@ class SessionGraphConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def graph_changed(self, event: dict) -> None:
-        await self.send_json({"type": "changes", "changes": event["changes"], "last_change_id": event["last_change_id"]})
+        await self.send_json(
+            {"type": "changes", "changes": event["changes"], "last_change_id": event["last_change_id"]}
+        )
 
     @database_sync_to_async
     def _may_view(self, user) -> bool:

@@ -8,6 +8,8 @@ from rest_framework.test import APIClient
 from memory.engine.projects import project_create, session_create, token_issue
 from memory.models import AgentSession, Project
 
+from .openai_server import openai_server  # noqa: F401
+
 
 @pytest.fixture
 def project(db) -> Project:

@@ -14,8 +14,8 @@ def test_accept_process_and_recall(api, agent_session):
     first = api.post(url + "?wait=true", {"kind": "user_input", "content": "My budget is 5000 RMB for the whole trip"},
                      format="json")
     assert first.status_code == 201, first.content
-    second = api.post(url + "?wait=true", {"kind": "user_input", "content": "I am allergic to seafood, please avoid it"},
-                      format="json")
+    allergy = {"kind": "user_input", "content": "I am allergic to seafood, please avoid it"}
+    second = api.post(url + "?wait=true", allergy, format="json")
     assert second.status_code == 201
     chit = api.post(url + "?wait=true", {"kind": "user_input", "content": "ok thanks"}, format="json")
     assert chit.json()["interactions"][0]["status"] == "filtered"

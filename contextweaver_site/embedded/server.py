@@ -31,7 +31,6 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-
 SYSTEM_USER = "pgserver"
 SUPERUSER = "postgres"
 DEFAULT_DATABASE = "contextweaver"

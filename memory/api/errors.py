@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
+import logging
+
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from ..errors import MemoryEngineError
+from ..errors import MemoryEngineError, ValidationFailed
+
+logger = logging.getLogger(__name__)
 
 
 def exception_handler(exc, context):
     if isinstance(exc, MemoryEngineError):
-        body = {"code": exc.code, "message": exc.message, **({"detail": exc.extra} if exc.extra else {})}
+        extra_key = "fields" if isinstance(exc, ValidationFailed) else "detail"
+        body = {"code": exc.code, "message": exc.message, **({extra_key: exc.extra} if exc.extra else {})}
         return Response({"error": body}, status=exc.status_code)
+    if isinstance(exc, ParseError):
+        message = f"Malformed request body: {exc.detail}"
+        return Response({"error": {"code": "invalid", "message": message, "fields": {"non_field_errors": [message]}}},
+                        status=status.HTTP_400_BAD_REQUEST)
     response = drf_exception_handler(exc, context)
     if response is None:
-        return None
+        logger.exception("unhandled error in %s", context.get("view").__class__.__name__, exc_info=exc)
+        body = {"code": "server_error", "message": "Internal error; nothing was written, retry later."}
+        return Response({"error": body}, status=status.HTTP_500_INTERNAL_SERVER_ERROR)
     if isinstance(exc, ValidationError):
         response.data = {"error": {"code": "invalid", "message": "The request has invalid fields.",
                                    "fields": response.data}}

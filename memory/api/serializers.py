@@ -8,11 +8,31 @@ from ..conf import memory_settings
 from ..models import AgentSession, Edge, Entity, GraphChange, Interaction, InteractionKind, Memory
 
 
+def reject_nul(value):
+    """PostgreSQL text and jsonb cannot hold NUL characters: refuse them up front (400, not 500)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise serializers.ValidationError("NUL characters (\\u0000) are not allowed.")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            reject_nul(key)
+            reject_nul(item)
+    elif isinstance(value, list):
+        for item in value:
+            reject_nul(item)
+    return value
+
+
 class SessionInput(serializers.Serializer):
     title = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
     task = serializers.CharField(required=False, allow_blank=True, default="", max_length=8000)
     external_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    metadata = serializers.DictField(required=False, default=dict)
+    metadata = serializers.DictField(required=False, default=dict, validators=[reject_nul])
+
+    def validate(self, attrs: dict) -> dict:
+        for name in ("title", "task", "external_id"):
+            reject_nul(attrs.get(name, ""))
+        return attrs
 
 
 class SessionOutput(serializers.ModelSerializer):
@@ -27,10 +47,11 @@ class SessionOutput(serializers.ModelSerializer):
 
 class InteractionInput(serializers.Serializer):
     kind = serializers.ChoiceField(choices=InteractionKind.choices)
-    content = serializers.CharField(trim_whitespace=False)
-    metadata = serializers.DictField(required=False, default=dict)
+    content = serializers.CharField(trim_whitespace=False, validators=[reject_nul])
+    metadata = serializers.DictField(required=False, default=dict, validators=[reject_nul])
     occurred_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
-    idempotency_key = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
+    idempotency_key = serializers.CharField(max_length=200, required=False, allow_null=True, default=None,
+                                            validators=[reject_nul])
 
     def validate_content(self, value: str) -> str:
         if not value.strip():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
@@ -48,7 +48,11 @@ class InteractionListAcceptApi(APIView):
         return paginator.get_paginated_response(s.InteractionOutput(page, many=True).data)
 
     @extend_schema(
-        request=s.InteractionInput | s.InteractionBatchInput, parameters=[WAIT_PARAM],
+        request=PolymorphicProxySerializer(
+            component_name="InteractionPost", serializers=[s.InteractionInput, s.InteractionBatchInput],
+            resource_type_field_name=None,
+        ),
+        parameters=[WAIT_PARAM],
         responses={202: s.AcceptedBatchOutput, 201: s.AcceptedBatchOutput, 200: s.AcceptedBatchOutput},
         summary="Send one interaction or a batch ({\"interactions\": [...]})",
     )
@@ -71,13 +75,15 @@ class InteractionListAcceptApi(APIView):
 
 def _interaction_inputs(request) -> list[InteractionInput]:
     if not isinstance(request.data, dict):
-        raise ValidationError({"non_field_errors": ["Send a JSON object: one interaction or {\"interactions\": [...]}."]})
+        message = 'Send a JSON object: one interaction or {"interactions": [...]}.'
+        raise ValidationError({"non_field_errors": [message]})
     if "interactions" in request.data:
         rows = _validated(s.InteractionBatchInput, request.data)["interactions"]
     else:
-        row = _validated(s.InteractionInput, request.data)
-        row["idempotency_key"] = row["idempotency_key"] or request.headers.get("Idempotency-Key")
-        rows = [row]
+        data = dict(request.data)
+        if not data.get("idempotency_key") and request.headers.get("Idempotency-Key"):
+            data["idempotency_key"] = request.headers["Idempotency-Key"]  # validated like the field
+        rows = [_validated(s.InteractionInput, data)]
     return [InteractionInput(**row) for row in rows]
 
 
@@ -109,7 +115,8 @@ class SessionGraphApi(APIView):
         graph = session_graph(session=session)
         body = {"session": session, "memories": graph.memories, "edges": graph.edges,
                 "entities": graph.entities, "last_change_id": graph.last_change_id}
-        return Response(s.GraphOutput(body, context={"show_sensitive": _may_see_sensitive(request, session.project)}).data)
+        context = {"show_sensitive": _may_see_sensitive(request, session.project)}
+        return Response(s.GraphOutput(body, context=context).data)
 
 
 class SessionChangesApi(APIView):
@@ -130,8 +137,8 @@ class SessionChangesApi(APIView):
 
 
 class RecallApi(APIView):
-    @extend_schema(request=s.RecallInput, responses={200: s.RecallOutput, 404: OpenApiResponse(description="Unknown session")},
-                   summary="Recall memories for a query, with provenance")
+    @extend_schema(request=s.RecallInput, summary="Recall memories for a query, with provenance",
+                   responses={200: s.RecallOutput, 404: OpenApiResponse(description="Unknown session")})
     def post(self, request, project_slug: str):
         project = project_for(request, project_slug)
         data = _validated(s.RecallInput, request.data)

@@ -39,7 +39,8 @@ class Accepted:
 def interaction_input_check(item: InteractionInput) -> None:
     """Engine-level guard for callers that bypass the API serializers (commands, demo loader)."""
     if item.kind not in InteractionKind.values:
-        raise ValidationFailed(f"unknown interaction kind {item.kind!r}", {"kind": InteractionKind.values})
+        raise ValidationFailed(f"unknown interaction kind {item.kind!r}",
+                               {"kind": [f"use one of {', '.join(InteractionKind.values)}"]})
     size = len(item.content.encode())
     if not item.content.strip():
         raise ValidationFailed("content must not be empty")

@@ -37,8 +37,11 @@ KIND_BY_INTERACTION = {
 }
 # Ordered: the first matching cue decides the kind. English and Chinese.
 KIND_CUES: list[tuple[MemoryKind, re.Pattern[str]]] = [
-    (MemoryKind.ERROR, re.compile(r"\b(error|failed|failure|exception|sold out|unavailable|timeout|denied)\b|失败|错误|异常|售罄|超时", re.I)),
-    (MemoryKind.CONSTRAINT, re.compile(r"\b(must|budget|allerg\w*|cannot|can't|at most|no more than|deadline|only)\b|预算|过敏|不能|必须|最多|不超过", re.I)),
+    (MemoryKind.ERROR, re.compile(
+        r"\b(error|failed|failure|exception|sold out|unavailable|timeout|denied)\b|失败|错误|异常|售罄|超时", re.I)),
+    (MemoryKind.CONSTRAINT, re.compile(
+        r"\b(must|budget|allerg\w*|cannot|can't|at most|no more than|deadline|only)\b|预算|过敏|不能|必须|最多|不超过",
+        re.I)),
     (MemoryKind.PREFERENCE, re.compile(r"\b(prefer\w*|like|love|hate|favou?rite|rather)\b|喜欢|偏好|更想|讨厌", re.I)),
     (MemoryKind.DECISION, re.compile(r"\b(decided?|choose|chose|will use|go with|settled on)\b|决定|选择|采用", re.I)),
 ]
@@ -110,5 +113,6 @@ def judge(interaction: Interaction) -> Judgement:
         return judge_by_llm(interaction)
     except ProviderError as exc:
         logger.warning("LLM judge failed for interaction %s, using rules: %s", interaction.pk, exc)
-        return Judgement(rules.keep, rules.kind, rules.importance, f"{rules.reason} (LLM unavailable: {exc.message[:120]})",
-                         {**rules.scores, "llm_error": exc.message[:200]})
+        reason = f"{rules.reason} (LLM unavailable: {exc.message[:120]})"
+        scores = {**rules.scores, "llm_error": exc.message[:200]}
+        return Judgement(rules.keep, rules.kind, rules.importance, reason, scores)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -29,20 +29,23 @@ def token_issue(*, project: Project, name: str = "agent") -> tuple[ApiToken, str
 
 def token_resolve(raw: str) -> ApiToken | None:
     token = ApiToken.objects.select_related("project").filter(key_hash=hash_token(raw), revoked_at=None).first()
-    if token is not None and (token.last_used_at is None or (timezone.now() - token.last_used_at).seconds > 60):
+    if token is not None and (token.last_used_at is None or (timezone.now() - token.last_used_at).total_seconds() > 60):
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
     return token
 
 
 def session_create(*, project: Project, title: str = "", task: str = "", external_id: str = "",
                    metadata: dict | None = None, actor: str) -> AgentSession:
+    duplicate = ValidationFailed(f"a session with external_id {external_id!r} already exists",
+                                 {"external_id": ["already exists in this project"]})
     with transaction.atomic():
-        if external_id and AgentSession.objects.filter(project=project, external_id=external_id).exists():
-            raise ValidationFailed(f"a session with external_id {external_id!r} already exists",
-                                   {"external_id": ["already exists in this project"]})
-        session = AgentSession.objects.create(
-            project=project, title=title, task=task, external_id=external_id, metadata=metadata or {}
-        )
+        try:
+            with transaction.atomic():
+                session = AgentSession.objects.create(
+                    project=project, title=title, task=task, external_id=external_id, metadata=metadata or {}
+                )
+        except IntegrityError as exc:  # the unique constraint decides, also under concurrency
+            raise duplicate from exc
         change_record(project=project, session=session, actor=actor, op="session.created", object_type="session",
                       object_id=session.pk, after={"title": title, "task": task, "external_id": external_id})
     return session

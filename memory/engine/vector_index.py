@@ -79,7 +79,10 @@ class EmbeddingRow:
 
 
 def embeddings_copy(space: EmbeddingSpace, rows: Iterable[EmbeddingRow]) -> int:
-    """Stream vectors into the table with COPY (row-by-row INSERT into an indexed table crawls)."""
+    """Stream vectors into the table with COPY (row-by-row INSERT into an indexed table crawls).
+
+    `rows` is consumed while COPY is in progress, so it must not touch the database itself.
+    """
     count = 0
     connection.ensure_connection()
     with connection.connection.cursor() as cursor:

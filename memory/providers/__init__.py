@@ -32,7 +32,9 @@ def _resolve(name: str, table: dict[str, str]) -> Any:
 def get_embedder() -> Embedder:
     name = memory_settings.EMBEDDER
     cls = _resolve(name, EMBEDDERS)
-    kwargs: dict[str, Any] = {"batch_size": memory_settings.EMBED_BATCH_SIZE, "cache_size": memory_settings.EMBED_CACHE_SIZE}
+    kwargs: dict[str, Any] = {
+        "batch_size": memory_settings.EMBED_BATCH_SIZE, "cache_size": memory_settings.EMBED_CACHE_SIZE,
+    }
     if name == "openai":
         kwargs.update(model=memory_settings.OPENAI_EMBEDDING_MODEL, timeout=memory_settings.LLM_TIMEOUT,
                       max_retries=memory_settings.LLM_MAX_RETRIES)

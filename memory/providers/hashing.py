@@ -22,7 +22,7 @@ class HashingEmbedder(Embedder):
 
     def _vector(self, text: str) -> Vector:
         tokens = TOKEN_RE.findall(text.lower())
-        features = tokens + [a + b for a, b in zip(tokens, tokens[1:]) if len(a) == len(b) == 1]
+        features = tokens + [a + b for a, b in zip(tokens, tokens[1:], strict=False) if len(a) == len(b) == 1]
         vector = [0.0] * self.dimensions
         for feature in features or ["<empty>"]:
             digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()

@@ -46,10 +46,16 @@ class OpenAIEmbedder(Embedder):
             response = self.client.embeddings.create(model=self.model, input=texts)
         except openai.OpenAIError as exc:
             raise ProviderError(f"embedding request failed: {exc}") from exc
-        data = sorted(response.data, key=lambda item: item.index)
-        if len(data) != len(texts):
-            raise ProviderError(f"embedding endpoint returned {len(data)} vectors for {len(texts)} texts")
-        return [list(item.embedding) for item in data]
+        except (ValueError, AttributeError, TypeError) as exc:  # the SDK decoding a malformed 200 answer
+            raise ProviderError(f"embedding endpoint returned a malformed answer: {exc}") from exc
+        try:
+            data = sorted(response.data, key=lambda item: item.index)
+            vectors = [list(item.embedding) for item in data]
+        except (AttributeError, TypeError) as exc:  # a 200 body that is not an embeddings list
+            raise ProviderError(f"embedding endpoint returned a malformed answer: {exc}") from exc
+        if len(vectors) != len(texts):
+            raise ProviderError(f"embedding endpoint returned {len(vectors)} vectors for {len(texts)} texts")
+        return vectors
 
 
 class OpenAILLM(LLM):
@@ -80,6 +86,10 @@ class OpenAILLM(LLM):
             )
         except openai.OpenAIError as exc:
             raise ProviderError(f"LLM request failed: {type(exc).__name__}: {exc}") from exc
-        if not response.choices or not response.choices[0].message.content:
+        try:
+            content = response.choices[0].message.content if response.choices else None
+        except (AttributeError, IndexError, TypeError) as exc:  # a 200 body that is not a chat completion
+            raise ProviderError(f"LLM returned a malformed response: {type(exc).__name__}: {exc}") from exc
+        if not content or not isinstance(content, str):
             raise ProviderError("LLM returned an empty answer")
-        return response.choices[0].message.content
+        return content

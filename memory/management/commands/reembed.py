@@ -34,20 +34,20 @@ class Command(BaseCommand):
             memories = memories.filter(project__slug=project)
         if not all:
             memories = memories.exclude(embeddings__space=space)
-        ids = list(memories.order_by("id").values_list("id", flat=True))
-        self.stdout.write(f"Embedding {len(ids)} memories with {space.name} ({space.dimensions}-d)")
-        with tqdm(total=len(ids), unit="mem", disable=not ids) as bar, transaction.atomic():
-            MemoryEmbedding.objects.filter(space=space, memory_id__in=ids).delete()
-            loaded = bulk_load(space, _rows(embedder, ids, batch_size, bar))
+        # Read everything first: the COPY stream must not share its connection with other queries.
+        todo = list(memories.order_by("id").values_list("id", "project_id", "session_id", "content"))
+        self.stdout.write(f"Embedding {len(todo)} memories with {space.name} ({space.dimensions}-d)")
+        with tqdm(total=len(todo), unit="mem", disable=not todo) as bar, transaction.atomic():
+            MemoryEmbedding.objects.filter(space=space, memory_id__in=[row[0] for row in todo]).delete()
+            loaded = bulk_load(space, _rows(embedder, todo, batch_size, bar))
         self.stdout.write(self.style.SUCCESS(f"Stored {loaded} vectors in space {space.name}."))
 
 
-def _rows(embedder: Embedder, ids: list[int], batch_size: int, bar: tqdm) -> Iterator[EmbeddingRow]:
-    for start in range(0, len(ids), batch_size):
-        chunk = list(
-            Memory.objects.filter(id__in=ids[start:start + batch_size])
-            .order_by("id").values_list("id", "project_id", "session_id", "content")
-        )
+def _rows(embedder: Embedder, todo: list[tuple[int, int, int, str]], batch_size: int,
+          bar: tqdm) -> Iterator[EmbeddingRow]:
+    """Embed batch by batch while COPY consumes the rows (no database access in here)."""
+    for start in range(0, len(todo), batch_size):
+        chunk = todo[start:start + batch_size]
         vectors = embedder.embed([content for *_, content in chunk])
         for (memory_id, project_id, session_id, _), vector in zip(chunk, vectors, strict=True):
             yield EmbeddingRow(memory_id, project_id, session_id, vector)

@@ -1,0 +1,248 @@
+"""manage.py simulate_agent: play a demo scenario against a running server, like a real agent would.
+
+It only talks HTTP (stdlib urllib, no new dependency), so it exercises authentication, validation,
+idempotency and processing exactly as an outside agent does. Each loop starts a new session whose
+external_id carries a timestamp, so reruns never collide with earlier sessions.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.urls import NoReverseMatch, reverse
+
+from memory.demo.scenarios import LANGUAGES, Scenario, load_scenarios
+
+RETRY_DELAYS = (1.0, 3.0)  # interaction POSTs carry an idempotency key, so retrying them is safe
+RETRY_STATUSES = {502, 503, 504}
+LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1"}
+
+
+class Unreachable(Exception):
+    """No HTTP answer at all: connection refused, DNS failure, timeout."""
+
+
+class HttpFailure(Exception):
+    """The server answered with an error status; `message` is its error text when it sent one."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status, self.message = status, message
+
+
+@dataclass(frozen=True)
+class ApiClient:
+    base_url: str
+    token: str
+    timeout: float
+
+    def post(self, path: str, body: dict[str, Any], query: dict[str, str] | None = None) -> tuple[int, Any]:
+        url = self.base_url + path + (f"?{urllib.parse.urlencode(query)}" if query else "")
+        request = urllib.request.Request(
+            url, data=json.dumps(body).encode(), method="POST",
+            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json",
+                     "Accept": "application/json", "User-Agent": "contextweaver-simulate-agent"},
+        )
+        try:
+            with self._opener().open(request, timeout=self.timeout) as response:
+                return response.status, _json_or_text(response.read())
+        except urllib.error.HTTPError as exc:
+            raise HttpFailure(exc.code, _error_message(exc.read(), exc.reason)) from None
+        except (urllib.error.URLError, OSError) as exc:  # refused, reset, DNS, socket timeout
+            reason = getattr(exc, "reason", exc)
+            raise Unreachable(str(reason)) from None
+
+    def _opener(self) -> urllib.request.OpenerDirector:
+        # A proxy from the environment must not swallow requests to a local server.
+        host = urllib.parse.urlsplit(self.base_url).hostname or ""
+        return urllib.request.build_opener(urllib.request.ProxyHandler({} if host in LOOPBACK_HOSTS else None))
+
+
+class Command(BaseCommand):
+    help = ("Play a demo scenario through the HTTP API at a steady pace: one new session per loop, "
+            "one interaction per interval.")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000", help="Server root (default: %(default)s)")
+        token = parser.add_mutually_exclusive_group(required=True)
+        token.add_argument("--token", help="The project's API token (see create_project)")
+        token.add_argument("--token-file", help="A file holding only the token (create_project --quiet > file)")
+        parser.add_argument("--project", required=True, help="Project slug")
+        parser.add_argument("--language", choices=LANGUAGES, default="en")
+        parser.add_argument("--scenario", help="Topic to play, e.g. travel or coding (default: take turns)")
+        parser.add_argument("--interval", type=float, default=2.0, help="Seconds between interactions")
+        parser.add_argument("--loops", type=int, default=1, help="Sessions to play; 0 = until Ctrl+C")
+        parser.add_argument("--wait", action="store_true", help="Ask the server to process before answering")
+        parser.add_argument("--timeout", type=float, default=60.0, help="Seconds to wait for each HTTP answer")
+
+    def handle(self, *args: Any, base_url: str, token: str | None, token_file: str | None, project: str,
+               language: str, scenario: str | None, interval: float, loops: int, wait: bool, timeout: float,
+               **options: Any) -> None:
+        if interval < 0 or loops < 0 or timeout <= 0:
+            raise CommandError("--interval and --loops must be >= 0 and --timeout > 0.")
+        base_url = _checked_base_url(base_url)
+        client = ApiClient(base_url=base_url, token=token if token is not None else _read_token(token_file),
+                           timeout=timeout)
+        playlist = _playlist(language, scenario)
+        player = _Player(self, client, project, interval=interval, wait=wait)
+        played = 0
+        try:
+            while loops == 0 or played < loops:
+                if played:
+                    time.sleep(interval)
+                player.play(playlist[played % len(playlist)], loop=played + 1)
+                played += 1
+        except KeyboardInterrupt:
+            self.stdout.write(self.style.WARNING(
+                f"\nInterrupted: {player.sent} interaction(s) sent in {player.sessions} session(s)."))
+
+
+class _Player:
+    """Sends one scenario as one session and reports each interaction on one line."""
+
+    def __init__(self, command: BaseCommand, client: ApiClient, project: str, *, interval: float,
+                 wait: bool) -> None:
+        self.command, self.client, self.project = command, client, project
+        self.interval, self.wait = interval, wait
+        self.sent = self.sessions = 0
+        self.slug_path = f"/api/projects/{urllib.parse.quote(project, safe='')}"
+
+    def play(self, scenario: Scenario, *, loop: int) -> None:
+        out = self.command.stdout
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        external_id = f"{scenario.external_id}-{stamp}"
+        session = self._call(f"{self.slug_path}/sessions/", {
+            "title": scenario.title, "task": scenario.task, "external_id": external_id,
+            "metadata": {"simulated": True, "scenario": scenario.external_id, "language": scenario.language,
+                         "loop": loop},
+        })
+        session_id = session["id"]
+        self.sessions += 1
+        out.write(f"Session #{session_id} {external_id}: {scenario.title} ({len(scenario.interactions)} interactions)")
+        out.flush()
+        url = f"{self.slug_path}/sessions/{session_id}/interactions/"
+        query = {"wait": "true"} if self.wait else None
+        statuses: Counter[str] = Counter()
+        start, total = time.monotonic(), len(scenario.interactions)
+        for index, item in enumerate(scenario.interactions):
+            # Steady pace: the n-th interaction leaves at start + n * interval, however slow the server was.
+            time.sleep(max(0.0, start + index * self.interval - time.monotonic()))
+            body = {"kind": item.kind, "content": item.content, "metadata": item.metadata,
+                    "idempotency_key": f"{external_id}:{index}"}
+            row = self._call(url, body, query=query, retry=True)["interactions"][0]
+            self.sent += 1
+            statuses[row["status"]] += 1
+            memories = f" memories {row['memory_ids']}" if row.get("memory_ids") else ""
+            duplicate = " (duplicate)" if row.get("duplicate") else ""
+            out.write(f"  [{index + 1:>2}/{total}] #{row['id']} {item.kind:<16} {row['status']}{duplicate}{memories}")
+            out.flush()
+        summary = ", ".join(f"{count} {status}" for status, count in sorted(statuses.items()))
+        out.write(self.command.style.SUCCESS(f"Session #{session_id} done: {summary}.{self._web_link(session_id)}"))
+        out.flush()
+
+    def _call(self, path: str, body: dict[str, Any], *, query: dict[str, str] | None = None,
+              retry: bool = False) -> dict[str, Any]:
+        delays = RETRY_DELAYS if retry else ()
+        attempt = 0
+        while True:
+            try:
+                _status, data = self.client.post(path, body, query=query)
+                break
+            except (Unreachable, HttpFailure) as exc:
+                transient = isinstance(exc, Unreachable) or exc.status in RETRY_STATUSES
+                if not transient or attempt >= len(delays):
+                    raise self._command_error(exc) from None
+                self.command.stderr.write(f"  retrying in {delays[attempt]:.0f}s: {exc}")
+                time.sleep(delays[attempt])
+                attempt += 1
+        if not isinstance(data, dict):
+            raise CommandError(f"Unexpected non-JSON answer from {self.client.base_url}{path}: {str(data)[:200]}")
+        return data
+
+    def _command_error(self, exc: Unreachable | HttpFailure) -> CommandError:
+        base = self.client.base_url
+        if isinstance(exc, Unreachable):
+            return CommandError(f"Cannot reach the server at {base}: {exc}. Is it running?")
+        if exc.status == 401:
+            return CommandError(f"The server rejected the API token (HTTP 401: {exc.message}). "
+                                "Check --token/--token-file, or issue one with create_project --token-only.")
+        if exc.status == 403:
+            return CommandError(f"The API token may not write to project {self.project!r} (HTTP 403: {exc.message}). "
+                                "Use a token issued for this project.")
+        if exc.status == 404:
+            return CommandError(f"Project {self.project!r} was not found at {base} (HTTP 404: {exc.message}). "
+                                "Create it with create_project or check --project.")
+        return CommandError(f"The server answered HTTP {exc.status}: {exc.message}")
+
+    def _web_link(self, session_id: int) -> str:
+        try:
+            path = reverse("session-detail", kwargs={"project_slug": self.project, "session_id": session_id})
+        except NoReverseMatch:
+            return ""
+        return f" Watch it at {self.client.base_url}{path}"
+
+
+def _playlist(language: str, topic: str | None) -> list[Scenario]:
+    try:
+        scenarios = load_scenarios(language)
+    except ValueError as exc:
+        raise CommandError(f"Bad demo scenario data: {exc}") from exc
+    if topic is None:
+        if not scenarios:
+            raise CommandError(f"No demo scenarios in language {language!r}.")
+        return scenarios
+    chosen = [s for s in scenarios if s.topic == topic]
+    if not chosen:
+        available = ", ".join(sorted({s.topic for s in scenarios})) or "none"
+        raise CommandError(f"No {topic!r} scenario in language {language!r}; available: {available}.")
+    return chosen
+
+
+def _checked_base_url(url: str) -> str:
+    parts = urllib.parse.urlsplit(url.strip())
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        raise CommandError(f"--base-url must look like http://127.0.0.1:8000, not {url!r}.")
+    return url.strip().rstrip("/")
+
+
+def _read_token(path: str | None) -> str:
+    if path is None:
+        raise CommandError("Give --token or --token-file.")
+    try:
+        token = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"Cannot read the token file {path}: {exc}") from exc
+    if not token or any(ch.isspace() for ch in token):
+        raise CommandError(f"The token file {path} must hold exactly one token "
+                           "(write it with: manage.py create_project NAME --quiet > FILE).")
+    return token
+
+
+def _json_or_text(raw: bytes) -> Any:
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _error_message(raw: bytes, fallback: Any) -> str:
+    """The API's {"error": {"message"}} text, or the start of whatever else the server sent."""
+    data = _json_or_text(raw)
+    if isinstance(data, dict) and isinstance(data.get("error"), dict):
+        error = data["error"]
+        fields = f" {json.dumps(error['fields'], ensure_ascii=False)}" if error.get("fields") else ""
+        return f"{error.get('message', '')}{fields}"
+    text = str(data).strip()
+    return text[:200] if text else str(fallback)
+
