@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection
 
 from ..models import AgentSession, GraphChange, Project
 from . import events
@@ -34,21 +34,3 @@ def change_record(
     )
     events.publish_on_commit(change)
     return change
-
-
-def change_payload(change: GraphChange) -> dict[str, Any]:
-    return {
-        "id": change.id,
-        "project_id": change.project_id,
-        "session_id": change.session_id,
-        "actor": change.actor,
-        "op": change.op,
-        "object_type": change.object_type,
-        "object_id": change.object_id,
-        "before": change.before,
-        "after": change.after,
-        "created_at": change.created_at.isoformat(),
-    }
-
-
-__all__ = ["ENGINE_ACTOR", "change_payload", "change_record", "transaction"]

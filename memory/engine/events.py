@@ -14,6 +14,8 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
+from .snapshots import change_snapshot
+
 if TYPE_CHECKING:
     from ..models import GraphChange
 
@@ -35,14 +37,12 @@ def publish_on_commit(change: GraphChange) -> None:
 
 def publish(changes: list[GraphChange]) -> None:
     """Send committed changes to their groups; a broken channel layer never fails the caller."""
-    from .changelog import change_payload
-
     layer = get_channel_layer()
     if layer is None:
         return
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for change in sorted(changes, key=lambda c: c.id):
-        payload = change_payload(change)
+        payload = change_snapshot(change)
         groups[project_group(change.project_id)].append(payload)
         if change.session_id:
             groups[session_group(change.session_id)].append(payload)

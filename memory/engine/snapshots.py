@@ -2,52 +2,38 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from ..models import Edge, Interaction, Memory
+from django.db.models import Model
+
+from ..models import Edge, GraphChange, Interaction, Memory
+
+INTERACTION_FIELDS = ("id", "session_id", "kind", "content", "metadata", "occurred_at", "status", "scores", "reason")
+MEMORY_FIELDS = ("id", "session_id", "kind", "content", "dimensions", "importance", "relevance", "novelty", "status",
+                 "sensitive", "occurred_at")
+EDGE_FIELDS = ("id", "session_id", "source_id", "target_id", "relation", "weight", "confidence", "origin", "status",
+               "needs_review", "rationale")
+CHANGE_FIELDS = ("id", "project_id", "session_id", "actor", "op", "object_type", "object_id", "before", "after",
+                 "created_at")
+
+
+def snapshot(row: Model, fields: tuple[str, ...]) -> dict[str, Any]:
+    values = {name: getattr(row, name) for name in fields}
+    return {name: v.isoformat() if isinstance(v, datetime) else v for name, v in values.items()}
 
 
 def interaction_snapshot(interaction: Interaction) -> dict[str, Any]:
-    return {
-        "id": interaction.pk,
-        "session_id": interaction.session_id,
-        "kind": interaction.kind,
-        "content": interaction.content,
-        "metadata": interaction.metadata,
-        "occurred_at": interaction.occurred_at.isoformat(),
-        "status": interaction.status,
-        "scores": interaction.scores,
-        "reason": interaction.reason,
-    }
+    return snapshot(interaction, INTERACTION_FIELDS)
 
 
 def memory_snapshot(memory: Memory) -> dict[str, Any]:
-    return {
-        "id": memory.pk,
-        "session_id": memory.session_id,
-        "kind": memory.kind,
-        "content": memory.content,
-        "dimensions": memory.dimensions,
-        "importance": memory.importance,
-        "relevance": memory.relevance,
-        "novelty": memory.novelty,
-        "status": memory.status,
-        "sensitive": memory.sensitive,
-        "occurred_at": memory.occurred_at.isoformat(),
-    }
+    return snapshot(memory, MEMORY_FIELDS)
 
 
 def edge_snapshot(edge: Edge) -> dict[str, Any]:
-    return {
-        "id": edge.pk,
-        "session_id": edge.session_id,
-        "source": edge.source_id,
-        "target": edge.target_id,
-        "relation": edge.relation,
-        "weight": edge.weight,
-        "confidence": edge.confidence,
-        "origin": edge.origin,
-        "status": edge.status,
-        "needs_review": edge.needs_review,
-        "rationale": edge.rationale,
-    }
+    return snapshot(edge, EDGE_FIELDS)
+
+
+def change_snapshot(change: GraphChange) -> dict[str, Any]:
+    return snapshot(change, CHANGE_FIELDS)
