@@ -19,12 +19,16 @@ from .changelog import change_record
 from .vector_index import nearest, space_for
 
 
+RECALL_PRESETS = ("vector", "hybrid", "ripple")
+
+
 @dataclass(frozen=True)
 class RecallQuery:
     text: str
     k: int = 8
     session: AgentSession | None = None
     include_sensitive: bool = False
+    preset: str = "vector"  # one of RECALL_PRESETS; hybrid and ripple are being built (issue 3)
 
 
 @dataclass
