@@ -15,7 +15,7 @@ from django.core.management.base import CommandError
 
 from memory.demo import Scenario, load_scenarios
 from memory.demo.scenarios import DATA_DIR
-from memory.engine.judging import CHIT_CHAT, normalized
+from memory.engine.cues import CHIT_CHAT, normalized
 from memory.engine.projects import project_create, token_issue
 from memory.management.commands.simulate_agent import ApiClient
 from memory.models import AgentSession, Interaction, InteractionKind, Memory

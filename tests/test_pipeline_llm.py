@@ -17,8 +17,8 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from memory.engine.ingest import InteractionInput, interactions_accept
-from memory.engine.judging import JUDGE_SYSTEM
 from memory.engine.pipeline import interaction_process
+from memory.engine.scoring import LLM_SYSTEM
 from memory.models import AgentSession, Interaction, Memory
 
 from .conftest import interactions_url
@@ -27,7 +27,7 @@ from .openai_server import Behaviour, FakeOpenAI, answer_json, answer_text, http
 pytestmark = pytest.mark.django_db(transaction=True)
 
 LLM_MODEL = "gpt-test-judge"
-BUDGET = "My budget is 5000 RMB for the whole trip"  # the rules call this a constraint, importance 4
+BUDGET = "My budget is 5000 RMB for the whole trip"  # the rules call this a constraint, importance ≥ 4
 
 
 @pytest.fixture
@@ -49,9 +49,9 @@ def send(api: APIClient, session: AgentSession, content: str, kind: str = "user_
 
 def test_llm_keep_decides_kind_and_importance(api: APIClient, agent_session: AgentSession,
                                               llm_configured: FakeOpenAI) -> None:
-    """The LLM's verdict wins over the rules (which would say fact/3 here) and is recorded as such."""
+    """The LLM's scores win over the rules and are recorded as such (total 0.5·5 + 0.3·5 + 0.2·4 = 4.8)."""
     llm_configured.script_chat(answer_json(
-        {"keep": True, "kind": "constraint", "importance": 5, "reason": "limits where to stay"}))
+        {"relevance": 5, "importance": 5, "novelty": 4, "kind": "constraint", "reason": "limits where to stay"}))
 
     row = send(api, agent_session, "We should only look at hotels near the Bund")
 
@@ -60,12 +60,14 @@ def test_llm_keep_decides_kind_and_importance(api: APIClient, agent_session: Age
     assert row["memory_ids"] == [memory.pk]
     assert (memory.kind, memory.importance) == ("constraint", 5.0)
     interaction = Interaction.objects.get(pk=row["id"])
-    assert interaction.scores == {"judge": "llm", "importance": 5.0}
+    assert interaction.scores["judge"] == "llm"
+    assert (interaction.scores["relevance"], interaction.scores["importance"], interaction.scores["novelty"],
+            interaction.scores["total"]) == (5, 5, 4, 4.8)
     assert interaction.reason == "limits where to stay"
     [request] = llm_configured.chat_requests
     assert request.body["model"] == LLM_MODEL
     system, user = request.body["messages"]
-    assert system["content"].startswith(JUDGE_SYSTEM)
+    assert system["content"].startswith(LLM_SYSTEM)
     assert agent_session.task in user["content"]
     assert "We should only look at hotels near the Bund" in user["content"]
 
@@ -73,8 +75,8 @@ def test_llm_keep_decides_kind_and_importance(api: APIClient, agent_session: Age
 def test_llm_drop_filters_the_interaction_with_its_reason(api: APIClient, agent_session: AgentSession,
                                                           llm_configured: FakeOpenAI) -> None:
     """A kept-by-rules interaction the LLM drops is filtered, stores no memory, and says why."""
-    llm_configured.script_chat(answer_json(
-        {"keep": False, "kind": "event", "importance": 1, "reason": "restates the task without new information"}))
+    llm_configured.script_chat(answer_json({"relevance": 2, "importance": 1, "novelty": 1, "kind": "event",
+                                            "reason": "restates the task without new information"}))
 
     row = send(api, agent_session, "Let me think about the Shanghai trip for a moment")
 
@@ -90,7 +92,8 @@ def test_llm_drop_filters_the_interaction_with_its_reason(api: APIClient, agent_
 @pytest.mark.parametrize(("script", "error"), [
     ([http_error(500), http_error(500)], "InternalServerError"),
     ([answer_text("I think you should keep it."), answer_text("{keep: yes")], "JSONDecodeError"),
-    ([answer_json({"keep": True, "kind": "gossip", "importance": 5, "reason": "x"})] * 2, "ValidationError"),
+    ([answer_json({"relevance": 5, "importance": 5, "novelty": 5, "kind": "gossip", "reason": "x"})] * 2,
+     "ValidationError"),
     ([slow(3.0), slow(3.0)], "APITimeoutError"),
     ([raw_json({"id": "chatcmpl-x", "object": "chat.completion", "choices": [{"index": 0}]})], "malformed response"),
 ], ids=["http-500", "malformed-json", "schema-violation", "timeout", "choice-without-message"])
@@ -105,7 +108,7 @@ def test_llm_failure_falls_back_to_the_rules(api: APIClient, agent_session: Agen
 
     assert row["status"] == "kept"
     [memory] = Memory.objects.filter(session=agent_session)
-    assert (memory.kind, memory.importance) == ("constraint", 4.0)
+    assert memory.kind == "constraint" and memory.importance >= 4.0
     assert memory.embeddings.count() == 1
     interaction = Interaction.objects.get(pk=row["id"])
     assert interaction.error == ""
@@ -136,7 +139,7 @@ def test_engine_path_judges_once_and_reprocessing_does_not_ask_again(agent_sessi
     """Through the engine API (no HTTP view): inline ingestion asks the LLM once per interaction,
     chit-chat in the same batch is never sent, and running the pipeline again is a no-op."""
     llm_configured.script_chat(answer_json(
-        {"keep": True, "kind": "preference", "importance": 4, "reason": "a lasting taste"}))
+        {"relevance": 4, "importance": 4, "novelty": 4, "kind": "preference", "reason": "a lasting taste"}))
     items = [InteractionInput("user_input", "ok thanks"),
              InteractionInput("user_input", "Window seats on the train make me happy")]
 

@@ -166,6 +166,12 @@ class RecallInput(serializers.Serializer):
     session_id = serializers.IntegerField(required=False, allow_null=True, default=None,
                                           help_text="Limit recall to one session; omit for the whole project.")
     k = serializers.IntegerField(required=False, min_value=1)
+    preset = serializers.ChoiceField(choices=["vector", "hybrid", "ripple"], required=False, default="ripple",
+                                     help_text="vector: kNN only; hybrid: vector + full-text + entities (RRF); "
+                                               "ripple: hybrid seeds + spreading activation along the graph.")
+    params = serializers.DictField(required=False, default=dict,
+                                   help_text="Overrides of the preset, e.g. {\"max_hops\": 3, \"decay\": 0.7, "
+                                             "\"aggregation\": \"max\", \"statuses\": [\"active\", \"superseded\"]}.")
 
     def validate_k(self, value: int) -> int:
         if value > memory_settings.MAX_RECALL_K:
@@ -176,6 +182,8 @@ class RecallInput(serializers.Serializer):
 class RecalledOutput(serializers.Serializer):
     rank = serializers.IntegerField()
     score = serializers.FloatField()
+    components = serializers.DictField(child=serializers.FloatField())
+    path = serializers.ListField(child=serializers.DictField(), help_text="How activation reached this memory.")
     memory = MemoryOutput()
 
 
@@ -185,3 +193,5 @@ class RecallOutput(serializers.Serializer):
     params = serializers.DictField(source="trace.params")
     timings = serializers.DictField(source="trace.timings")
     memories = RecalledOutput(many=True, source="items")
+    edges = EdgeOutput(many=True, help_text="The subgraph linking the recalled memories.")
+    context = serializers.CharField(help_text="The recalled memories told in dependency order, links named.")

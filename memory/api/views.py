@@ -144,7 +144,8 @@ class RecallApi(APIView):
         data = _validated(s.RecallInput, request.data)
         session = session_for(project, data["session_id"]) if data["session_id"] is not None else None
         query = RecallQuery(text=data["query"], k=data.get("k") or memory_settings.DEFAULT_RECALL_K, session=session,
-                            include_sensitive=_may_see_sensitive(request, project))
+                            include_sensitive=_may_see_sensitive(request, project), preset=data["preset"],
+                            params=data["params"])
         result = memory_recall(project=project, query=query, actor=actor_of(request))
         return Response(s.RecallOutput(result, context={"show_sensitive": query.include_sensitive}).data)
 

@@ -1,24 +1,44 @@
-"""Processing one accepted interaction: judge it, and if kept store a memory with its vector
-and its place in the session graph. Safe to run twice: only pending/failed rows are processed.
+"""Processing one accepted interaction (SPEC §3): score it, and if kept store a memory with its
+vector, dimensions, entities and dependency edges. One transaction; safe to run twice (only
+pending/failed interactions are processed), so a retried job or `?wait=true` is harmless.
 """
 
 from __future__ import annotations
 
 import logging
 
+import numpy as np
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F
 from django.utils import timezone
 
-from ..models import Edge, EdgeOrigin, Interaction, InteractionStatus, Memory, MemoryEmbedding, Relation
+from ..models import (
+    AgentSession,
+    Edge,
+    EdgeOrigin,
+    Entity,
+    Interaction,
+    InteractionStatus,
+    Memory,
+    MemoryEmbedding,
+    MemoryStatus,
+    Relation,
+)
 from ..providers import get_embedder
+from ..providers.base import Embedder, Vector
 from .changelog import ENGINE_ACTOR, change_record
-from .judging import Judgement, judge, normalized
+from .entities import known_entity_count, mentions_link
+from .extraction import Dimensions, extract_dimensions, segment
+from .inference import DEFAULT_EDGE_THRESHOLD, Candidate, edges_apply, infer
+from .scoring import Evidence, Scores, filter_settings, score
 from .snapshots import edge_snapshot, interaction_snapshot, memory_snapshot
-from .vector_index import space_for
+from .supersede import supersede_apply
+from .vector_index import Neighbour, nearest, space_for
 
 logger = logging.getLogger(__name__)
 PROCESSABLE = (InteractionStatus.PENDING, InteractionStatus.FAILED)
+TOP_K_SIMILAR = 3
+SHARED_ENTITY_CANDIDATES = 5
 
 
 def interaction_process(*, interaction_id: int) -> Interaction:
@@ -32,15 +52,26 @@ def interaction_process(*, interaction_id: int) -> Interaction:
         if interaction.status not in PROCESSABLE:
             return interaction
         before = interaction_snapshot(interaction)
-        judgement = judge(interaction)
-        duplicate = _duplicate_of(interaction) if judgement.keep else None
-        if duplicate is not None:
-            judgement = Judgement(False, judgement.kind, judgement.importance,
-                                  f"repeats memory #{duplicate.pk}", judgement.scores)
-            duplicate.sources.add(interaction)
-        memory = _memory_create(interaction, judgement) if judgement.keep else None
+        embedder = get_embedder()
+        space = space_for(embedder)
+        vector = embedder.embed_one(interaction.content)
+        dims = extract_dimensions(interaction.content, now=interaction.occurred_at, kind=interaction.kind)
+        neighbours = nearest(space=space, vector=vector, k=TOP_K_SIMILAR, project_id=interaction.project_id,
+                             session_id=interaction.session_id, statuses=(MemoryStatus.ACTIVE,))
+        evidence = Evidence(
+            task_similarity=_task_similarity(interaction.session, embedder, vector),
+            nearest_memory_id=neighbours[0].memory_id if neighbours else None,
+            nearest_similarity=neighbours[0].similarity if neighbours else 0.0,
+            dimensions=dims,
+            new_entities=len({e.normalized for e in dims.entities})
+            - known_entity_count(project_id=interaction.project_id, found=dims.entities),
+        )
+        scores = score(interaction, evidence, filter_settings(interaction.project, space.name))
+        if scores.duplicate_of:
+            Memory.objects.get(pk=scores.duplicate_of).sources.add(interaction)
+        memory = _memory_create(interaction, scores, dims, vector, neighbours) if scores.keep else None
         interaction.status = InteractionStatus.KEPT if memory else InteractionStatus.FILTERED
-        interaction.scores, interaction.reason = judgement.scores, judgement.reason
+        interaction.scores, interaction.reason = scores.to_json(), scores.reason
         interaction.error, interaction.processed_at = "", timezone.now()
         interaction.save(update_fields=["status", "scores", "reason", "error", "processed_at"])
         change_record(
@@ -67,39 +98,68 @@ def interaction_mark_failed(*, interaction_id: int, error: BaseException) -> Non
     )
 
 
-def _duplicate_of(interaction: Interaction) -> Memory | None:
-    """An active memory of the session with the same normalised text (paraphrases: next issue)."""
-    text = normalized(interaction.content)
-    candidates = Memory.objects.filter(session=interaction.session, status="active").only("id", "content")
-    return next((m for m in candidates.iterator() if normalized(m.content) == text), None)
+def _task_similarity(session: AgentSession, embedder: Embedder, vector: Vector) -> float | None:
+    if not session.task.strip():
+        return None
+    return float(np.dot(embedder.embed_one(session.task), vector))
 
 
-def _memory_create(interaction: Interaction, judgement: Judgement) -> Memory:
-    session = interaction.session
-    previous = (
-        Memory.objects.filter(session=session).exclude(status="forgotten").order_by("-occurred_at", "-id").first()
-    )
+def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, vector: Vector,
+                   neighbours: list[Neighbour]) -> Memory:
+    session, project = interaction.session, interaction.project
+    previous = Memory.objects.filter(session=session).exclude(status=MemoryStatus.FORGOTTEN) \
+        .order_by("-occurred_at", "-id").first()
     memory = Memory.objects.create(
-        project=interaction.project, session=session, content=interaction.content, kind=judgement.kind,
-        importance=judgement.importance, occurred_at=interaction.occurred_at,
-        dimensions={"intent": interaction.kind, "source_kind": interaction.kind},
+        project=project, session=session, content=interaction.content,
+        search_text=" ".join(segment(interaction.content)),
+        kind=scores.kind, importance=scores.importance, relevance=scores.relevance, novelty=scores.novelty,
+        occurred_at=interaction.occurred_at, dimensions={**dims.to_json(), "source_kind": interaction.kind},
     )
     memory.sources.add(interaction)
     embedder = get_embedder()
-    MemoryEmbedding.objects.create(
-        memory=memory, space=space_for(embedder), project=interaction.project, session=session,
-        vector=embedder.embed_one(interaction.content),
-    )
-    change_record(
-        project=interaction.project, session=session, actor=ENGINE_ACTOR, op="memory.created",
-        object_type="memory", object_id=memory.pk, after=memory_snapshot(memory),
-    )
+    MemoryEmbedding.objects.create(memory=memory, space=space_for(embedder), project=project, session=session,
+                                   vector=vector)
+    change_record(project=project, session=session, actor=ENGINE_ACTOR, op="memory.created",
+                  object_type="memory", object_id=memory.pk, after=memory_snapshot(memory))
+    entities, _created = mentions_link(memory=memory, found=dims.entities)
+    candidates = _candidates(memory, vector, neighbours, entities, previous)
+    threshold = float((project.settings or {}).get("edge_confidence_threshold", DEFAULT_EDGE_THRESHOLD))
+    edges_apply(memory, infer(memory, candidates), threshold)
     if previous is not None:
         _structural_edge(previous, memory)
+    supersede_apply(memory, dims.attributes)
     return memory
 
 
-def _structural_edge(parent: Memory, child: Memory) -> Edge:
+def _candidates(memory: Memory, vector: Vector, neighbours: list[Neighbour], entities: list[Entity],
+                previous: Memory | None) -> list[Candidate]:
+    """Top-K similar + sharing an entity + the previous memory, each with similarity and overlap."""
+    ids = {n.memory_id for n in neighbours}
+    if entities:
+        sharing = (Memory.objects.filter(session_id=memory.session_id, mentions__entity__in=entities)
+                   .exclude(pk=memory.pk).exclude(status=MemoryStatus.FORGOTTEN).order_by("-occurred_at")
+                   .values_list("id", flat=True).distinct()[:SHARED_ENTITY_CANDIDATES])
+        ids |= set(sharing)
+    ids |= {previous.pk} if previous else set()
+    ids.discard(memory.pk)
+    if not ids:
+        return []
+    vectors = dict(MemoryEmbedding.objects.filter(memory_id__in=ids, space__name=get_embedder().space_name)
+                   .values_list("memory_id", "vector"))
+    entity_ids = {e.pk for e in entities}
+    overlap = dict(Memory.objects.filter(pk__in=ids, mentions__entity_id__in=entity_ids)
+                   .annotate(n=Count("mentions", distinct=True)).values_list("id", "n")) if entity_ids else {}
+    mine = np.asarray(vector)
+    return [
+        Candidate(m, float(np.dot(mine, np.asarray(vectors[m.pk]))) if m.pk in vectors else 0.0,
+                  overlap.get(m.pk, 0), previous is not None and m.pk == previous.pk)
+        for m in Memory.objects.filter(pk__in=ids).prefetch_related("sources").order_by("occurred_at", "id")
+    ]
+
+
+def _structural_edge(parent: Memory, child: Memory) -> Edge | None:
+    if Edge.objects.filter(source=parent, target=child, relation=Relation.NEXT_IN_SESSION).exists():
+        return None
     edge = Edge.objects.create(
         project_id=child.project_id, session_id=child.session_id, source=parent, target=child,
         relation=Relation.NEXT_IN_SESSION, weight=1.0, confidence=1.0, origin=EdgeOrigin.RULE,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector
 from django.db import models
 from django.db.models import F, Q
 
@@ -33,6 +35,8 @@ class Memory(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memories")
     session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="memories")
     content = models.TextField()
+    # Space-separated search terms (Chinese segmented by jieba), indexed for full-text recall.
+    search_text = models.TextField(blank=True, default="")
     kind = models.CharField(max_length=16, choices=MemoryKind.choices, default=MemoryKind.FACT)
     dimensions = models.JSONField(default=dict, blank=True)
     importance = models.FloatField(default=3.0)
@@ -51,6 +55,7 @@ class Memory(models.Model):
         indexes = [
             models.Index(fields=["session", "occurred_at"]),
             models.Index(fields=["project", "status"]),
+            GinIndex(SearchVector("search_text", config="simple"), name="memory_search_text_gin"),
         ]
         verbose_name_plural = "memories"
 
@@ -81,7 +86,7 @@ class Entity(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["project", "normalized_name", "type"], name="entity_unique_name")
+            models.UniqueConstraint(fields=["project", "normalized_name"], name="entity_unique_name")
         ]
         verbose_name_plural = "entities"
 

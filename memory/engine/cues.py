@@ -1,0 +1,43 @@
+"""Words and patterns the offline rules look for, in English and Chinese."""
+
+from __future__ import annotations
+
+import re
+
+from ..models import InteractionKind, MemoryKind
+
+CHIT_CHAT = {
+    "ok", "okay", "ok thanks", "thanks", "thank you", "thx", "sure", "yes", "no", "got it", "cool",
+    "great", "nice", "hello", "hi", "bye", "sounds good", "alright", "fine",
+    "好的", "好", "谢谢", "明白了", "收到", "嗯", "好吧", "可以", "没问题", "你好", "再见", "知道了",
+}
+KIND_BY_INTERACTION = {
+    InteractionKind.USER_INPUT: MemoryKind.FACT,
+    InteractionKind.ASSISTANT_OUTPUT: MemoryKind.EVENT,
+    InteractionKind.AGENT_THOUGHT: MemoryKind.INTENT,
+    InteractionKind.TOOL_CALL: MemoryKind.ACTION,
+    InteractionKind.TOOL_RESULT: MemoryKind.RESULT,
+    InteractionKind.OBSERVATION: MemoryKind.EVENT,
+    InteractionKind.SYSTEM: MemoryKind.FACT,
+}
+# Ordered: the first matching cue decides the kind. English and Chinese.
+KIND_CUES: list[tuple[MemoryKind, re.Pattern[str]]] = [
+    (MemoryKind.ERROR, re.compile(
+        r"\b(error|failed|failure|exception|sold out|unavailable|timeout|denied)\b|失败|错误|异常|售罄|超时", re.I)),
+    (MemoryKind.CONSTRAINT, re.compile(
+        r"\b(must|budget|allerg\w*|cannot|can't|at most|no more than|deadline|only)\b|预算|过敏|不能|必须|最多|不超过",
+        re.I)),
+    (MemoryKind.PREFERENCE, re.compile(r"\b(prefer\w*|like|love|hate|favou?rite|rather)\b|喜欢|偏好|更想|讨厌", re.I)),
+    (MemoryKind.DECISION, re.compile(r"\b(decided?|choose|chose|will use|go with|settled on)\b|决定|选择|采用", re.I)),
+]
+NORMALIZE_RE = re.compile(r"[\s\W_]+", re.UNICODE)
+
+
+def normalized(text: str) -> str:
+    """Lower-cased words only: how chit-chat and repeats are compared."""
+    return NORMALIZE_RE.sub(" ", text.lower()).strip()
+
+
+def information_length(text: str) -> int:
+    """Characters, with a CJK character counted like a short English word."""
+    return sum(3 if "\u4e00" <= ch <= "\u9fff" else 1 for ch in text.strip())

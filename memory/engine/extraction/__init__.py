@@ -1,0 +1,25 @@
+"""Offline dimension extraction (SPEC §3.3): pure Python, English and Simplified Chinese.
+
+No database, network or LLM. Chinese goes through jieba (its built-in dictionary only), loaded
+lazily on the first Chinese text; call `warm_up()` at worker start to pay that second up front.
+"""
+
+from __future__ import annotations
+
+from .attributes import ATTRIBUTES
+from .classify import INTENTS
+from .dimensions import extract_dimensions
+from .records import AttributeValue, Dimensions, ExtractedEntity
+from .segment import detect_language, segment, warm_up
+
+__all__ = [
+    "ATTRIBUTES",
+    "INTENTS",
+    "AttributeValue",
+    "Dimensions",
+    "ExtractedEntity",
+    "detect_language",
+    "extract_dimensions",
+    "segment",
+    "warm_up",
+]

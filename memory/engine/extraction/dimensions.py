@@ -1,0 +1,99 @@
+"""extract_dimensions: every offline dimension of one interaction's text in one pass."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from .attributes import Context, extract_attributes
+from .classify import chinese_keywords, english_keywords, intent, sentiment, topic_labels
+from .entities import chinese_entities, english_entities, mentions, unique, value_entities
+from .patterns import (
+    Mask,
+    nfkc_same_length,
+    scan_amounts,
+    scan_emails,
+    scan_identifiers,
+    scan_numbers,
+    scan_paths,
+    scan_phones,
+    scan_urls,
+)
+from .records import Dimensions
+from .segment import CJK_RE, detect_language, jieba_modules, zh_tokens
+from .temporal import attach_times, occurred_at, scan_dates, scan_times, valid_until
+
+MAX_LIST = 30
+
+
+def _unique(values: list[str], limit: int = MAX_LIST) -> list[str]:
+    return list(dict.fromkeys(v for v in values if v))[:limit]
+
+
+def extract_dimensions(text: str, *, now: datetime, kind: str | None = None) -> Dimensions:
+    """Entities, intent, topics, values, times and attributes of `text`, with relative dates resolved
+    against `now` (the interaction's time). Pure Python, no I/O; Chinese goes through jieba."""
+    text = text or ""
+    norm = nfkc_same_length(text)
+    language = detect_language(norm)
+    mask = Mask(len(norm))
+    urls = scan_urls(norm, mask)
+    emails = scan_emails(norm, mask)
+    paths = scan_paths(norm, mask)
+    phones = scan_phones(norm, mask)
+    dates = scan_dates(norm, mask, now.date())
+    times = scan_times(norm, mask)
+    dates = attach_times(dates, times, norm)
+    amounts = scan_amounts(norm, mask)
+    identifiers = scan_identifiers(norm, mask)
+    numbers = scan_numbers(norm, mask)
+    blanked = mask.blank(norm)
+
+    tokens = zh_tokens(norm) if CJK_RE.search(norm) else ()
+    found = value_entities(text, paths, urls, identifiers) + english_entities(text, blanked, language)
+    if tokens:
+        found += chinese_entities(text, norm, tokens)
+    all_mentions = mentions(found)
+    entities = unique(all_mentions)
+
+    attributes = extract_attributes(Context(
+        text=norm, blanked=blanked, phones=phones, emails=emails, amounts=amounts, numbers=numbers,
+        identifiers=identifiers, dates=dates, times=times, mentions=all_mentions, tokens=tokens,
+    ))
+    label, subjectivity = sentiment(blanked, kind)
+    kind_of_intent = intent(blanked, kind, norm)
+    if kind_of_intent == "chit_chat":
+        keywords, topic_words = [], []
+    elif language == "zh" and tokens:
+        mods = jieba_modules()
+        keywords, topic_words = chinese_keywords(tokens, mask.taken, mods["idf"], mods["median_idf"])
+    else:
+        entity_words = {w for e in entities for w in e.normalized.split()}
+        keywords, topic_words = english_keywords(blanked, entity_words)
+    topics = _unique(topic_labels(norm) + topic_words, 5) if kind_of_intent != "chit_chat" else []
+
+    iso_dates: list[str] = []
+    for hit in dates:
+        iso_dates.append(hit.first.isoformat())
+        if hit.last:
+            iso_dates.append(hit.last.isoformat())
+    clock = sorted([(t.start, t.at.strftime("%H:%M")) for t in times]
+                   + [(d.start, d.at.strftime("%H:%M")) for d in dates if d.at is not None])
+    return Dimensions(
+        language=language,
+        entities=entities,
+        intent=kind_of_intent,
+        topics=topics,
+        keywords=keywords,
+        sentiment=label,
+        subjectivity=subjectivity,
+        occurred_at=occurred_at(dates, times, now),
+        valid_until=valid_until(blanked, dates, now),
+        dates=_unique(iso_dates),
+        times=_unique([value for _, value in clock]),
+        amounts=_unique([h.value for h in amounts]),
+        numbers=_unique([h.value for h in numbers]),
+        urls=_unique([h.value for h in urls]),
+        paths=_unique([h.value for h in paths]),
+        identifiers=_unique([h.value for h in identifiers]),
+        attributes=attributes,
+    )

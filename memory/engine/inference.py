@@ -1,0 +1,179 @@
+"""Dependency inference (SPEC §3.5–3.7): which earlier memories a new one depends on, and how.
+
+Candidates: the most similar memories of the session, memories sharing an entity, and the previous
+memory. Each candidate gets one relation or none, with a confidence and a rationale: offline rules
+(English and Chinese cue words, tool call/result pairing, decisions resting on earlier decisions,
+detail with shared entities) or an LLM when configured. Edges at or above the project's confidence
+threshold are applied; weaker ones are kept as proposals (needs_review). Human decisions win: a pair
+with a human edge, or an edge a human rejected, is never re-inferred.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from ..errors import ProviderError
+from ..models import Edge, EdgeOrigin, EdgeStatus, Interaction, InteractionKind, Memory, MemoryKind, Relation
+from ..providers import get_llm
+from .changelog import ENGINE_ACTOR, change_record
+from .snapshots import edge_snapshot
+
+logger = logging.getLogger(__name__)
+
+CAUSAL = re.compile(r"\b(because|so that|therefore|thus|as a result|due to|hence|caused by|since)\b"
+                    r"|因为|所以|导致|因此|由于|结果|造成", re.I)
+CONDITIONAL = re.compile(r"\b(if|unless|only if|provided that|as long as|in case)\b"
+                         r"|如果|只要|除非|前提|假如|的话", re.I)
+TEMPORAL = re.compile(r"\b(then|after|afterwards|next|later|once|following)\b|然后|之后|接着|随后|以后", re.I)
+DECISION_BASES = {MemoryKind.DECISION, MemoryKind.CONSTRAINT, MemoryKind.PREFERENCE, MemoryKind.ERROR}
+INFERRED = {Relation.CAUSAL, Relation.CONDITIONAL, Relation.TEMPORAL, Relation.ELABORATES, Relation.PART_OF,
+            Relation.REFERENCES}
+DEFAULT_EDGE_THRESHOLD = 0.6
+
+
+@dataclass(frozen=True)
+class Candidate:
+    memory: Memory
+    similarity: float
+    shared_entities: int
+    is_previous: bool
+
+    @property
+    def strength(self) -> float:
+        return self.similarity + 0.2 * min(self.shared_entities, 2) + (0.15 if self.is_previous else 0.0)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    parent: Memory
+    relation: str
+    confidence: float
+    rationale: str
+    origin: str = EdgeOrigin.RULE
+
+
+def _source(memory: Memory) -> Interaction | None:
+    return next(iter(memory.sources.all()), None)
+
+
+def _tool_pair(child_src: Interaction, candidate: Candidate) -> Proposal | None:
+    parent_src = _source(candidate.memory)
+    if parent_src is None or child_src.kind != InteractionKind.TOOL_RESULT:
+        return None
+    call_id = child_src.metadata.get("call_id")
+    same_call = call_id is not None and parent_src.metadata.get("call_id") == call_id
+    if same_call or (candidate.is_previous and parent_src.kind in (InteractionKind.TOOL_CALL,
+                                                                   InteractionKind.AGENT_THOUGHT)):
+        why = "tool result of this call" if same_call else f"tool result right after the {parent_src.kind}"
+        return Proposal(candidate.memory, Relation.TEMPORAL, 0.9 if same_call else 0.75, why)
+    return None
+
+
+def _cue_relation(text: str) -> tuple[str, str] | None:
+    for relation, pattern in ((Relation.CONDITIONAL, CONDITIONAL), (Relation.CAUSAL, CAUSAL),
+                              (Relation.TEMPORAL, TEMPORAL)):
+        match = pattern.search(text)
+        if match:
+            return relation, match.group(0)
+    return None
+
+
+def infer_offline(child: Memory, candidates: list[Candidate]) -> list[Proposal]:
+    child_src = _source(child)
+    proposals: dict[int, Proposal] = {}
+    for candidate in candidates:
+        paired = _tool_pair(child_src, candidate) if child_src else None
+        if paired:
+            proposals[candidate.memory.pk] = paired
+    cue = _cue_relation(child.content)
+    ranked = sorted((c for c in candidates if c.memory.pk not in proposals), key=lambda c: -c.strength)
+    if cue and ranked:
+        best = ranked[0]
+        confidence = min(0.9, 0.5 + 0.1 * min(best.shared_entities, 2) + 0.3 * max(best.similarity, 0.0))
+        proposals[best.memory.pk] = Proposal(best.memory, cue[0], round(confidence, 3),
+                                             f"cue '{cue[1]}' and the closest related memory")
+    for candidate in ranked:
+        if candidate.memory.pk in proposals:
+            continue
+        proposal = _content_rule(child, candidate)
+        if proposal:
+            proposals[candidate.memory.pk] = proposal
+    return list(proposals.values())
+
+
+def _content_rule(child: Memory, candidate: Candidate) -> Proposal | None:
+    parent, sim, shared = candidate.memory, candidate.similarity, candidate.shared_entities
+    if child.kind == MemoryKind.DECISION and parent.kind in DECISION_BASES and (shared or sim >= 0.35):
+        return Proposal(parent, Relation.CAUSAL, round(min(0.85, 0.45 + 0.3 * sim + 0.1 * min(shared, 2)), 3),
+                        f"decision resting on an earlier {parent.kind}")
+    if shared and sim >= 0.5:
+        return Proposal(parent, Relation.ELABORATES, round(min(0.9, 0.3 + 0.6 * sim), 3),
+                        "adds detail about the same entities")
+    if shared:
+        return Proposal(parent, Relation.SHARES_ENTITY, 1.0, f"{shared} shared entit{'y' if shared == 1 else 'ies'}")
+    return None
+
+
+class LLMLink(BaseModel):
+    candidate: int = Field(ge=0)
+    relation: str
+    confidence: float = Field(ge=0, le=1)
+    rationale: str = Field(max_length=300)
+
+
+class LLMLinks(BaseModel):
+    links: list[LLMLink]
+
+
+LLM_SYSTEM = (
+    "You link a new memory of an AI agent to earlier memories it depends on. For each numbered candidate "
+    "decide one relation or none: causal (new is a result of it), temporal (happens after and builds on it), "
+    "conditional (holds only if it holds), elaborates (details it), part_of (a step of it), references. "
+    'Answer JSON {"links": [{"candidate": n, "relation": "...", "confidence": 0-1, "rationale": "..."}]}.'
+)
+
+
+def infer(child: Memory, candidates: list[Candidate]) -> list[Proposal]:
+    """Offline rules always; an LLM's links (when configured) replace the rules' for the pairs it names."""
+    offline = infer_offline(child, candidates)
+    llm = get_llm()
+    if not llm.available or not candidates:
+        return offline
+    listing = "\n".join(f"[{i}] ({c.memory.kind}) {c.memory.content[:400]}" for i, c in enumerate(candidates))
+    try:
+        answer = llm.complete_json(system=LLM_SYSTEM, user=f"New memory ({child.kind}): {child.content[:800]}\n"
+                                   f"Candidates:\n{listing}", schema=LLMLinks)
+    except ProviderError as exc:
+        logger.warning("LLM relation inference failed for memory %s: %s", child.pk, exc)
+        return offline
+    by_parent = {p.parent.pk: p for p in offline}
+    for link in answer.links:
+        if link.candidate < len(candidates) and link.relation in INFERRED:
+            parent = candidates[link.candidate].memory
+            by_parent[parent.pk] = Proposal(parent, link.relation, round(link.confidence, 3), link.rationale,
+                                            EdgeOrigin.LLM)
+    return list(by_parent.values())
+
+
+def edges_apply(child: Memory, proposals: list[Proposal], threshold: float) -> list[Edge]:
+    """Create the proposed edges unless a human already decided about that pair."""
+    created = []
+    for proposal in proposals:
+        pair = Edge.objects.filter(source=proposal.parent, target=child)
+        if pair.filter(origin=EdgeOrigin.HUMAN).exists() or pair.filter(relation=proposal.relation).exists():
+            continue
+        structural = proposal.relation in (Relation.SHARES_ENTITY, Relation.NEXT_IN_SESSION)
+        edge = Edge.objects.create(
+            project_id=child.project_id, session_id=child.session_id, source=proposal.parent, target=child,
+            relation=proposal.relation, weight=1.0, confidence=proposal.confidence, origin=proposal.origin,
+            status=EdgeStatus.INFERRED, needs_review=not structural and proposal.confidence < threshold,
+            rationale=proposal.rationale,
+        )
+        change_record(project=child.project, session=child.session, actor=ENGINE_ACTOR, op="edge.created",
+                      object_type="edge", object_id=edge.pk, after=edge_snapshot(edge))
+        created.append(edge)
+    return created

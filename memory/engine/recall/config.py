@@ -1,0 +1,94 @@
+"""Recall parameters and the named presets (SPEC §4). Every value can be overridden per request."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+from ...errors import ValidationFailed
+from ...models import MemoryStatus, Relation
+
+RELATION_WEIGHTS: dict[str, float] = {
+    Relation.CAUSAL: 1.2,
+    Relation.CONDITIONAL: 1.1,
+    Relation.ELABORATES: 1.0,
+    Relation.PART_OF: 1.0,
+    Relation.SHARES_ENTITY: 1.0,
+    Relation.SUMMARIZES: 1.0,
+    Relation.TEMPORAL: 0.8,
+    Relation.REFERENCES: 0.8,
+    Relation.NEXT_IN_SESSION: 0.6,
+    Relation.SUPERSEDES: 0.5,
+}
+MAX_HOPS_LIMIT = 3
+RECALLABLE_STATUSES = {MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED, MemoryStatus.SUPERSEDED}
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    use_vector: bool = True
+    use_lexical: bool = True
+    use_dimensions: bool = True
+    seed_count: int = 8
+    candidate_pool: int = 30  # per seed source, before fusion
+    rrf_k: int = 60
+    max_hops: int = 2
+    decay: float = 0.8
+    aggregation: str = "sum"  # or "max"
+    approved_boost: float = 1.2
+    min_activation: float = 0.02
+    relation_weights: dict[str, float] = field(default_factory=lambda: dict(RELATION_WEIGHTS))
+    weight_activation: float = 0.6
+    weight_freshness: float = 0.3
+    weight_importance: float = 0.1
+    freshness_half_life_days: float = 30.0
+    statuses: tuple[str, ...] = (MemoryStatus.ACTIVE,)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+PRESETS: dict[str, RecallConfig] = {
+    "vector": RecallConfig(use_lexical=False, use_dimensions=False, max_hops=0,
+                           weight_activation=1.0, weight_freshness=0.0, weight_importance=0.0),
+    "hybrid": RecallConfig(max_hops=0),
+    "ripple": RecallConfig(max_hops=2),
+}
+RECALL_PRESETS = tuple(PRESETS)
+
+
+def config_for(preset: str, overrides: dict[str, Any] | None = None) -> RecallConfig:
+    """The preset with per-request overrides, checked so a bad value is a clear 400."""
+    if preset not in PRESETS:
+        raise ValidationFailed(f"unknown preset {preset!r}", {"preset": [f"use one of {', '.join(PRESETS)}"]})
+    overrides = dict(overrides or {})
+    known = {f.name for f in fields(RecallConfig)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise ValidationFailed(f"unknown recall parameter(s): {', '.join(unknown)}",
+                               {"params": [f"unknown: {', '.join(unknown)}"]})
+    if "relation_weights" in overrides:
+        overrides["relation_weights"] = {**RELATION_WEIGHTS, **overrides["relation_weights"]}
+    if "statuses" in overrides:
+        overrides["statuses"] = tuple(overrides["statuses"])
+    config = replace(PRESETS[preset], **overrides)
+    _check(config)
+    return config
+
+
+def _check(config: RecallConfig) -> None:
+    problems: dict[str, list[str]] = {}
+    if not 0 <= config.max_hops <= MAX_HOPS_LIMIT:
+        problems["max_hops"] = [f"must be between 0 and {MAX_HOPS_LIMIT}"]
+    if not 0 < config.decay <= 1:
+        problems["decay"] = ["must be in (0, 1]"]
+    if config.aggregation not in ("sum", "max"):
+        problems["aggregation"] = ["must be 'sum' or 'max'"]
+    if not set(config.statuses) <= RECALLABLE_STATUSES or not config.statuses:
+        problems["statuses"] = [f"choose from {', '.join(sorted(RECALLABLE_STATUSES))}; forgotten is never recalled"]
+    if not 1 <= config.seed_count <= 100 or not 1 <= config.candidate_pool <= 500:
+        problems["seed_count"] = ["seed_count 1-100, candidate_pool 1-500"]
+    if not any((config.use_vector, config.use_lexical, config.use_dimensions)):
+        problems["use_vector"] = ["at least one seed source must be on"]
+    if problems:
+        raise ValidationFailed("invalid recall parameters", problems)

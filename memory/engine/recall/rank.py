@@ -1,0 +1,39 @@
+"""Final ranking (SPEC §4.3): normalised activation, freshness and importance, components kept."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from ...models import Memory
+from .config import RecallConfig
+
+
+@dataclass
+class Ranked:
+    memory: Memory
+    score: float
+    components: dict[str, float]
+
+
+def freshness(occurred_at: datetime, now: datetime, half_life_days: float) -> float:
+    age_days = max(0.0, (now - occurred_at).total_seconds() / 86400)
+    return math.exp(-math.log(2) * age_days / half_life_days)
+
+
+def rank(memories: dict[int, Memory], activation: dict[int, float], config: RecallConfig, now: datetime,
+         k: int) -> list[Ranked]:
+    top = max(activation.values(), default=0.0) or 1.0
+    ranked = []
+    for memory_id, memory in memories.items():
+        parts = {
+            "activation": round(activation.get(memory_id, 0.0) / top, 6),
+            "freshness": round(freshness(memory.occurred_at, now, config.freshness_half_life_days), 6),
+            "importance": round(min(max(memory.importance, 0.0), 5.0) / 5.0, 6),
+        }
+        score = (config.weight_activation * parts["activation"] + config.weight_freshness * parts["freshness"]
+                 + config.weight_importance * parts["importance"])
+        ranked.append(Ranked(memory, round(score, 6), parts))
+    ranked.sort(key=lambda r: (-r.score, -r.components["activation"], r.memory.pk))
+    return ranked[:k]

@@ -1,0 +1,129 @@
+"""Recall by reconstruction on the real database: seeds, ripple along edges, ranking, ordered context."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memory.engine.ingest import InteractionInput, interactions_accept
+from memory.engine.recall import RecallQuery, memory_recall
+from memory.engine.recall.config import RecallConfig, config_for
+from memory.engine.recall.reconstruct import dependency_order, tell
+from memory.engine.recall.seeds import fuse
+from memory.errors import ValidationFailed
+from memory.models import Edge, EdgeOrigin, EdgeStatus, Memory, Relation
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _ingest(session, texts: list[str]) -> list[Memory]:
+    start = timezone.now() - timedelta(hours=1)
+    items = [InteractionInput("user_input", t, occurred_at=start + timedelta(minutes=i)) for i, t in enumerate(texts)]
+    interactions_accept(session=session, items=items, actor="test")
+    return list(Memory.objects.filter(session=session).order_by("occurred_at"))
+
+
+def _link(parent: Memory, child: Memory, relation: str, status: str = EdgeStatus.INFERRED) -> Edge:
+    edge, _ = Edge.objects.update_or_create(
+        source=parent, target=child, relation=relation,
+        defaults={"project_id": child.project_id, "session_id": child.session_id, "status": status,
+                  "origin": EdgeOrigin.HUMAN if status != EdgeStatus.INFERRED else EdgeOrigin.RULE})
+    return edge
+
+
+@pytest.fixture
+def chain(project, agent_session):
+    memories = _ingest(agent_session, [
+        "Travel dates are 12 to 14 October for the Shanghai trip",
+        "Booking request sent to the riverside hotel near the Bund",
+        "The riverside hotel answered: every room is sold out on those nights",
+        "Quarterly report numbers for the marketing department look fine",
+    ])
+    assert len(memories) == 4, [m.content for m in memories]
+    dates, request, sold_out, unrelated = memories
+    Edge.objects.filter(session=agent_session).exclude(relation=Relation.NEXT_IN_SESSION).delete()
+    Edge.objects.filter(session=agent_session, relation=Relation.NEXT_IN_SESSION).delete()
+    _link(dates, request, Relation.CONDITIONAL)
+    _link(request, sold_out, Relation.CAUSAL)
+    return dates, request, sold_out, unrelated
+
+
+def test_ripple_reaches_what_the_query_never_mentions(project, chain):
+    dates, request, sold_out, unrelated = chain
+    query = "why did the hotel say sold out"
+    vector = memory_recall(project=project, query=RecallQuery(query, k=2, preset="vector"), actor="t")
+    # One seed only, so whatever else comes back came along the graph.
+    ripple = memory_recall(project=project, query=RecallQuery(query, k=3, preset="ripple", params={"seed_count": 1}),
+                           actor="t")
+    ripple_ids = [i.memory.pk for i in ripple.items]
+    assert dates.pk in ripple_ids and sold_out.pk in ripple_ids and unrelated.pk not in ripple_ids
+    assert dates.pk not in [i.memory.pk for i in vector.items]
+    reached = next(i for i in ripple.items if i.memory.pk == dates.pk)
+    assert reached.path[-1]["to"] == dates.pk and reached.path[0]["relation"] in ("causal", "conditional")
+    hops = {(a["memory_id"], a["hop"]) for a in ripple.trace.activations}
+    assert (dates.pk, 2) in hops or (dates.pk, 1) in hops
+    # The context tells causes first and names the links.
+    lines = ripple.context.splitlines()
+    assert lines.index(next(line for line in lines if "12 to 14 October" in line)) < \
+        lines.index(next(line for line in lines if "sold out" in line))
+    assert "because of #" in ripple.context or "only if #" in ripple.context
+
+
+def test_rejected_edges_carry_nothing_and_forgotten_never_returns(project, chain):
+    dates, request, sold_out, _ = chain
+    _link(dates, request, Relation.CONDITIONAL, status=EdgeStatus.REJECTED)
+    result = memory_recall(project=project, query=RecallQuery("hotel said sold out", k=5, preset="ripple",
+                                                              params={"use_lexical": False}), actor="t")
+    assert all(a["from"] != request.pk or a["memory_id"] != dates.pk for a in result.trace.activations)
+    Memory.objects.filter(pk=sold_out.pk).update(status="forgotten")
+    again = memory_recall(project=project, query=RecallQuery("sold out", k=5, preset="ripple"), actor="t")
+    assert sold_out.pk not in [i.memory.pk for i in again.items]
+
+
+def test_superseded_only_on_request(project, chain):
+    dates, *_ = chain
+    Memory.objects.filter(pk=dates.pk).update(status="superseded")
+    default = memory_recall(project=project, query=RecallQuery("October dates", k=5, preset="hybrid"), actor="t")
+    asked = memory_recall(project=project, query=RecallQuery(
+        "October dates", k=5, preset="hybrid", params={"statuses": ["active", "superseded"]}), actor="t")
+    assert dates.pk not in [i.memory.pk for i in default.items]
+    assert dates.pk in [i.memory.pk for i in asked.items]
+
+
+def test_trace_keeps_seeds_components_and_timings(project, chain):
+    result = memory_recall(project=project, query=RecallQuery("sold out hotel", k=3), actor="t")
+    trace = result.trace
+    assert trace.params["preset"] == "ripple" and trace.params["config"]["decay"] == 0.8
+    assert trace.seeds and {"vector", "lexical"} & set(trace.seeds[0]["sources"])
+    assert set(trace.ranking[0]["components"]) == {"activation", "freshness", "importance"}
+    assert {"seeds_ms", "ripple_ms", "total_ms"} <= set(trace.timings)
+    assert Memory.objects.get(pk=trace.ranking[0]["memory_id"]).access_count == 1
+
+
+def test_bad_parameters_are_validation_errors():
+    with pytest.raises(ValidationFailed):
+        config_for("ripple", {"max_hops": 4})
+    with pytest.raises(ValidationFailed):
+        config_for("telepathy")
+    with pytest.raises(ValidationFailed):
+        config_for("ripple", {"statuses": ["forgotten"]})
+    with pytest.raises(ValidationFailed):
+        config_for("ripple", {"no_such_knob": 1})
+    assert config_for("ripple", {"relation_weights": {"causal": 2.0}}).relation_weights["temporal"] == 0.8
+
+
+def test_rrf_fusion_rewards_agreement():
+    seeds = fuse({"vector": [1, 2, 3], "lexical": [3, 4], "entities": [3]}, RecallConfig(seed_count=3))
+    assert [s.memory_id for s in seeds][0] == 3 and seeds[0].activation == 1.0
+    assert seeds[0].ranks == {"vector": 3, "lexical": 1, "entities": 1}
+
+
+def test_dependency_order_puts_causes_first_even_when_later_in_time(project, agent_session):
+    effect, cause = _ingest(agent_session, ["The flight search failed with an error",
+                                            "The user typed the wrong departure date 31 February"])
+    edge = _link(cause, effect, Relation.CAUSAL)
+    ordered = dependency_order([effect, cause], [edge])
+    assert ordered == [cause, effect]
+    assert "2. [" in tell(ordered, [edge]) and "because of #1" in tell(ordered, [edge])

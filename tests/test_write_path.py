@@ -1,0 +1,106 @@
+"""The write path on the real database: filter scores, entities, inferred edges, supersede."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import transaction
+from django.utils import timezone
+
+from memory.engine.inference import Proposal, edges_apply
+from memory.engine.ingest import InteractionInput, interactions_accept
+from memory.models import Edge, EdgeOrigin, EdgeStatus, Entity, GraphChange, Interaction, Memory, Relation
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _send(session, *items: tuple[str, str] | tuple[str, str, dict]) -> list[Interaction]:
+    start = timezone.now() - timedelta(hours=1)
+    inputs = [InteractionInput(it[0], it[1], it[2] if len(it) > 2 else {}, start + timedelta(minutes=i))
+              for i, it in enumerate(items)]
+    accepted = interactions_accept(session=session, items=inputs, actor="test")
+    return [Interaction.objects.get(pk=a.interaction.pk) for a in accepted]
+
+
+def test_scores_are_kept_on_every_interaction(agent_session):
+    kept, chat = _send(agent_session, ("user_input", "My budget is 5000 RMB for the whole trip"),
+                       ("user_input", "ok thanks"))
+    assert kept.status == "kept" and chat.status == "filtered" and "chit-chat" in chat.reason
+    assert {"relevance", "importance", "novelty", "total"} <= set(kept.scores)
+    assert kept.scores["total"] >= 3.0 and kept.scores["importance"] >= 4.0
+
+
+def test_a_repeat_is_not_stored_again(agent_session):
+    first, second = _send(agent_session, ("user_input", "I am allergic to seafood, please avoid it"),
+                          ("user_input", "I am allergic to seafood, please avoid it!"))
+    assert first.status == "kept" and second.status == "filtered"
+    memory = Memory.objects.get(session=agent_session)
+    assert f"repeats memory #{memory.pk}" == second.reason
+    assert set(memory.sources.values_list("pk", flat=True)) == {first.pk, second.pk}
+
+
+def test_entities_are_canonical_per_project(agent_session):
+    _send(agent_session, ("user_input", "Please book the Bund Garden Hotel for two nights"),
+          ("tool_result", "Bund Garden Hotel: no rooms left for 12 October", {"tool": "hotel_search"}))
+    hotels = Entity.objects.filter(project=agent_session.project, normalized_name="bund garden hotel")
+    assert hotels.count() == 1
+    assert hotels.get().mentions.count() == 2
+
+
+def test_tool_result_follows_its_call(agent_session):
+    _send(agent_session,
+          ("tool_call", "hotel_search(city='Shanghai', checkin='2026-10-12')",
+           {"tool": "hotel_search", "call_id": "c7"}),
+          ("tool_result", "hotel_search returned 3 hotels under 800 RMB near the Bund",
+           {"tool": "hotel_search", "call_id": "c7"}))
+    edge = Edge.objects.get(session=agent_session, relation=Relation.TEMPORAL)
+    assert edge.confidence == 0.9 and not edge.needs_review and "call" in edge.rationale
+
+
+def test_causal_cue_links_to_the_related_memory(agent_session):
+    _send(agent_session, ("tool_call", "book_hotel(name='Bund Garden Hotel', dates='12-14 October')"),
+          ("observation", "The Bund Garden Hotel booking failed because the hotel is sold out for 12-14 October"))
+    edge = Edge.objects.get(session=agent_session, relation=Relation.CAUSAL)
+    assert edge.target.content.startswith("The Bund Garden Hotel booking failed")
+    assert edge.source.content.startswith("book_hotel") and edge.rationale
+
+
+def test_new_phone_supersedes_only_the_old_phone(agent_session):
+    _send(agent_session, ("user_input", "My phone number is 138 0013 8000"),
+          ("user_input", "My budget is 5000 RMB in total"),
+          ("user_input", "Update: my new phone number is 139 1234 5678"))
+    old = Memory.objects.get(content__contains="138 0013")
+    new = Memory.objects.get(content__contains="139 1234")
+    budget = Memory.objects.get(content__contains="budget")
+    assert old.status == "superseded" and new.status == "active" and budget.status == "active"
+    assert Edge.objects.filter(source=old, target=new, relation=Relation.SUPERSEDES).exists()
+    assert GraphChange.objects.filter(op="memory.superseded", object_id=old.pk).exists()
+
+
+def test_chinese_interaction_gets_dimensions_and_search_terms(agent_session):
+    (item,) = _send(agent_session, ("user_input", "我对海鲜过敏，餐厅一定要避开海鲜"))
+    memory = Memory.objects.get(sources=item)
+    assert memory.dimensions["language"] == "zh" and memory.kind == "constraint"
+    assert "海鲜" in memory.search_text.split()
+
+
+def test_human_decisions_win_over_inference(agent_session):
+    _send(agent_session, ("user_input", "Dates are 12 to 14 October"), ("user_input", "Then book the hotel"))
+    parent, child = Memory.objects.filter(session=agent_session).order_by("occurred_at")
+    Edge.objects.filter(source=parent, target=child).delete()
+    Edge.objects.create(project=child.project, session=child.session, source=parent, target=child,
+                        relation=Relation.CAUSAL, status=EdgeStatus.REJECTED, origin=EdgeOrigin.HUMAN)
+    with transaction.atomic():
+        created = edges_apply(child, [Proposal(parent, Relation.CAUSAL, 0.9, "again"),
+                                      Proposal(parent, Relation.TEMPORAL, 0.9, "other relation")], threshold=0.6)
+    assert created == []
+    assert Edge.objects.filter(source=parent, target=child).count() == 1
+
+
+def test_weak_edges_are_kept_as_proposals(agent_session):
+    _send(agent_session, ("user_input", "Dates are 12 to 14 October"), ("user_input", "Lunch is at noon"))
+    parent, child = Memory.objects.filter(session=agent_session).order_by("occurred_at")
+    with transaction.atomic():
+        (edge,) = edges_apply(child, [Proposal(parent, Relation.ELABORATES, 0.4, "weak")], threshold=0.6)
+    assert edge.status == EdgeStatus.INFERRED and edge.needs_review
