@@ -7,24 +7,28 @@ The old memory stays, marked superseded (out of default recall), linked by a `su
 
 from __future__ import annotations
 
-from ..models import Edge, EdgeOrigin, Memory, MemoryStatus, Relation
+from ..models import Edge, EdgeOrigin, Memory, MemoryKind, MemoryStatus, Relation
 from .changelog import ENGINE_ACTOR, change_record
 from .extraction import AttributeValue
 from .snapshots import edge_snapshot, memory_snapshot
 
 USER_ENTITY = "user"
+# Tool traffic records what was done with a value at the time; a later value does not make it stale.
+NEVER_SUPERSEDED_KINDS = {MemoryKind.ACTION, MemoryKind.RESULT}
+MAX_ATTRIBUTES_OF_SUPERSEDED = 2  # a memory about many things is not replaced by a change of one
 
 
 def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
     queryset = Memory.objects.filter(
         project_id=memory.project_id, status=MemoryStatus.ACTIVE,
         dimensions__attributes__contains=[{"entity": attr.entity, "attribute": attr.attribute}],
-    ).exclude(pk=memory.pk)
+    ).exclude(pk=memory.pk).exclude(kind__in=NEVER_SUPERSEDED_KINDS)
     if attr.entity == USER_ENTITY:
         queryset = queryset.filter(session_id=memory.session_id)
     return [
         old for old in queryset.order_by("occurred_at", "id")
-        if any(a.get("entity") == attr.entity and a.get("attribute") == attr.attribute and a.get("value") != attr.value
+        if len({a.get("attribute") for a in old.dimensions.get("attributes", [])}) <= MAX_ATTRIBUTES_OF_SUPERSEDED
+        and any(a.get("entity") == attr.entity and a.get("attribute") == attr.attribute and a.get("value") != attr.value
                for a in old.dimensions.get("attributes", []))
     ]
 

@@ -37,6 +37,7 @@ class RecallConfig:
     aggregation: str = "sum"  # or "max"
     approved_boost: float = 1.2
     min_activation: float = 0.02
+    fan_normalise: bool = True  # divide what a node passes on by √(its number of edges)
     relation_weights: dict[str, float] = field(default_factory=lambda: dict(RELATION_WEIGHTS))
     weight_activation: float = 0.6
     weight_freshness: float = 0.3

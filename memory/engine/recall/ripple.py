@@ -1,6 +1,7 @@
 """Spreading activation (SPEC §4.2): from the seeds along edges in both directions, hop by hop.
 
-Passed activation = source activation × edge weight × relation weight (× approved boost) × decay^hop.
+Passed activation = source activation × edge weight × relation weight (× approved boost) × decay^hop
+÷ √(fan-out of the source): the fan effect, so a hub linked to everything cannot flood the ranking.
 A node passes activation only to nodes first reached at this hop, so cycles cannot inflate scores;
 several paths reaching a node in the same hop are summed (or max'ed). Rejected edges carry nothing,
 and only memories allowed by the scope (status, sensitivity) take part.
@@ -45,12 +46,18 @@ def spread(seeds: list[Seed], config: RecallConfig, scope: Scope) -> tuple[dict[
         if not frontier:
             break
         incoming: dict[int, list[Arrival]] = defaultdict(list)
-        for edge in _edges_touching(set(frontier), scope):
+        edges = _edges_touching(set(frontier), scope)
+        fan_out: dict[int, int] = defaultdict(int)
+        for edge in edges:
+            fan_out[edge["source_id"]] += 1
+            fan_out[edge["target_id"]] += 1
+        for edge in edges:
             for here, there in ((edge["source_id"], edge["target_id"]), (edge["target_id"], edge["source_id"])):
                 if here not in frontier or there in totals:
                     continue
                 passed = frontier[here] * edge["weight"] * config.relation_weights.get(edge["relation"], 0.0)
                 passed *= (config.approved_boost if edge["status"] == EdgeStatus.APPROVED else 1.0) * config.decay**hop
+                passed /= max(fan_out[here], 1) ** 0.5 if config.fan_normalise else 1.0
                 if passed >= config.min_activation:
                     incoming[there].append(Arrival(there, hop, passed, here, edge["id"], edge["relation"]))
         allowed = set(scope.memories().filter(id__in=incoming).values_list("id", flat=True)) if incoming else set()
