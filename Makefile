@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HOLD := $(PY) -m contextweaver_site.embedded run --
 
-.PHONY: demo test setup db db-stop migrate lint bench lock clean-db
+.PHONY: demo test setup db db-stop migrate lint bench eval lock clean-db
 
 setup: $(STAMP)
 
@@ -38,6 +38,9 @@ test: setup
 
 bench: setup
 	$(HOLD) $(PY) -m bench.run_all
+
+eval: setup
+	$(HOLD) $(PY) -m eval.run
 
 lint: setup
 	$(PY) -m ruff check .

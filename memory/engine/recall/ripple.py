@@ -1,6 +1,7 @@
 """Spreading activation (SPEC §4.2): from the seeds along edges in both directions, hop by hop.
 
-Passed activation = source activation × edge weight × relation weight (× approved boost) × decay^hop
+Passed activation = source activation × edge weight × confidence (1 once a human approved it)
+× relation weight (× approved boost) × decay^hop
 ÷ √(fan-out of the source): the fan effect, so a hub linked to everything cannot flood the ranking.
 A node passes activation only to nodes first reached at this hop, so cycles cannot inflate scores;
 several paths reaching a node in the same hop are summed (or max'ed). Rejected edges carry nothing,
@@ -34,7 +35,7 @@ def _edges_touching(frontier: set[int], scope: Scope) -> list[dict]:
     if scope.session_id is not None:
         queryset = queryset.filter(session_id=scope.session_id)
     return list(queryset.exclude(status=EdgeStatus.REJECTED)
-                .values("id", "source_id", "target_id", "relation", "weight", "status"))
+                .values("id", "source_id", "target_id", "relation", "weight", "confidence", "status"))
 
 
 def spread(seeds: list[Seed], config: RecallConfig, scope: Scope) -> tuple[dict[int, float], list[Arrival]]:
@@ -55,8 +56,9 @@ def spread(seeds: list[Seed], config: RecallConfig, scope: Scope) -> tuple[dict[
             for here, there in ((edge["source_id"], edge["target_id"]), (edge["target_id"], edge["source_id"])):
                 if here not in frontier or there in totals:
                     continue
+                approved = edge["status"] == EdgeStatus.APPROVED
                 passed = frontier[here] * edge["weight"] * config.relation_weights.get(edge["relation"], 0.0)
-                passed *= (config.approved_boost if edge["status"] == EdgeStatus.APPROVED else 1.0) * config.decay**hop
+                passed *= (config.approved_boost if approved else edge["confidence"]) * config.decay**hop
                 passed /= max(fan_out[here], 1) ** 0.5 if config.fan_normalise else 1.0
                 if passed >= config.min_activation:
                     incoming[there].append(Arrival(there, hop, passed, here, edge["id"], edge["relation"]))

@@ -1,0 +1,1 @@
+"""Labelled evaluation of ContextWeaver: recall quality per preset and inferred-edge quality (`make eval`)."""

@@ -1,0 +1,261 @@
+"""The labelled conversations in eval/data/*.json: typed access and strict validation.
+
+Each file is one project: sessions of interactions with local ids ("t1", "t2", …, unique in the
+file), questions whose `needs` name the interactions required to answer them, and the true
+dependency edges between interactions (parent = depended on, child = depends on it).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+LANGUAGES = ("en", "zh")
+KINDS = ("user_input", "assistant_output", "agent_thought", "tool_call", "tool_result", "observation", "system")
+QUESTION_TYPES = ("chain", "fact", "constraint", "superseded", "cross_session")
+EDGE_RELATIONS = ("causal", "temporal", "conditional", "elaborates", "supersedes", "part_of", "references")
+DEFAULT_K = 5
+MIN_SESSION_INTERACTIONS, MAX_SESSION_INTERACTIONS = 15, 40
+MIN_QUESTIONS, MAX_QUESTIONS = 8, 15
+MIN_EDGES, MAX_EDGES = 10, 25
+
+FILE_KEYS = {"project", "language", "sessions", "questions", "edges"}
+SESSION_KEYS = {"key", "title", "task", "interactions"}
+INTERACTION_KEYS = {"id", "kind", "content"}
+QUESTION_KEYS = {"id", "text", "scope", "needs", "type"}
+QUESTION_OPTIONAL = {"k", "superseded"}
+
+
+@dataclass(frozen=True)
+class EvalInteraction:
+    id: str
+    kind: str
+    content: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EvalSession:
+    key: str
+    title: str
+    task: str
+    interactions: list[EvalInteraction]
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    text: str
+    scope: str  # "project" or a session key
+    needs: list[str]
+    type: str
+    k: int = DEFAULT_K
+    superseded: list[str] = field(default_factory=list)  # stale interactions: never relevant
+
+
+@dataclass(frozen=True)
+class LabelledEdge:
+    parent: str
+    child: str
+    relation: str
+
+
+@dataclass(frozen=True)
+class EvalFile:
+    name: str  # file stem, e.g. "travel_lisbon_en"
+    project: str
+    language: str
+    sessions: list[EvalSession]
+    questions: list[Question]
+    edges: list[LabelledEdge]
+
+    @property
+    def interactions(self) -> list[EvalInteraction]:
+        return [i for s in self.sessions for i in s.interactions]
+
+    def session_of(self) -> dict[str, str]:
+        """Local interaction id -> session key."""
+        return {i.id: s.key for s in self.sessions for i in s.interactions}
+
+
+def load_files(pattern: str = "*.json", directory: Path | None = None) -> list[EvalFile]:
+    """Every matching file, sorted by name; ValueError naming the file and the problem on bad data."""
+    folder = directory or DATA_DIR
+    paths = sorted(folder.glob(pattern if pattern.endswith(".json") else f"{pattern}.json"))
+    if not paths:
+        raise ValueError(f"no evaluation files match {pattern!r} in {folder}")
+    return [load_file(path) for path in paths]
+
+
+def load_file(path: Path) -> EvalFile:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path.name}: not valid UTF-8 JSON ({exc})") from exc
+    problems = validate(data)
+    if problems:
+        raise ValueError(f"{path.name}: " + "; ".join(problems))
+    return _build(path.stem, data)
+
+
+def validate(data: Any) -> list[str]:
+    """All problems found in one file's data (empty when it is valid)."""
+    if not isinstance(data, dict):
+        return ["the top level must be a JSON object"]
+    problems = _keys(data, FILE_KEYS, set(), "file")
+    if problems:
+        return problems
+    if data["language"] not in LANGUAGES:
+        problems.append(f"language {data['language']!r} is not one of {LANGUAGES}")
+    if not isinstance(data["project"], str) or not data["project"].strip():
+        problems.append("project must be a non-empty string")
+    ids, session_keys = _validate_sessions(data["sessions"], problems)
+    _validate_questions(data["questions"], ids, session_keys, problems)
+    _validate_edges(data["edges"], ids, problems)
+    return problems
+
+
+def _validate_sessions(sessions: Any, problems: list[str]) -> tuple[dict[str, str], set[str]]:
+    ids: dict[str, str] = {}  # local id -> session key
+    keys: set[str] = set()
+    if not isinstance(sessions, list) or not sessions:
+        problems.append("sessions must be a non-empty list")
+        return ids, keys
+    for index, session in enumerate(sessions):
+        where = f"session #{index}"
+        if not isinstance(session, dict) or _keys(session, SESSION_KEYS, set(), where, problems):
+            continue
+        key = session["key"]
+        if key in keys or key == "project":
+            problems.append(f"{where}: session key {key!r} is repeated or reserved")
+        keys.add(key)
+        rows = session["interactions"]
+        if not isinstance(rows, list) or not MIN_SESSION_INTERACTIONS <= len(rows) <= MAX_SESSION_INTERACTIONS:
+            problems.append(f"session {key}: needs {MIN_SESSION_INTERACTIONS}-{MAX_SESSION_INTERACTIONS} interactions")
+            continue
+        for row in rows:
+            _validate_interaction(row, key, ids, problems)
+        _validate_tool_pairs([r for r in rows if isinstance(r, dict)], key, problems)
+    return ids, keys
+
+
+def _validate_tool_pairs(rows: list[dict], session_key: str, problems: list[str]) -> None:
+    """Tool calls and results carry `tool` and `call_id`; each result answers an earlier call."""
+    calls: dict[str, str] = {}
+    for row in rows:
+        if row.get("kind") not in ("tool_call", "tool_result"):
+            continue
+        meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+        where = f"session {session_key} interaction {row.get('id')}"
+        if not meta.get("tool") or not meta.get("call_id"):
+            problems.append(f"{where}: a {row['kind']} needs metadata 'tool' and 'call_id'")
+        elif row["kind"] == "tool_call":
+            calls[meta["call_id"]] = meta["tool"]
+        elif calls.get(meta["call_id"]) != meta["tool"]:
+            problems.append(f"{where}: tool_result {meta['call_id']!r} answers no earlier {meta['tool']} call")
+
+
+def _validate_interaction(row: Any, session_key: str, ids: dict[str, str], problems: list[str]) -> None:
+    where = f"session {session_key} interaction {row.get('id') if isinstance(row, dict) else row!r}"
+    if not isinstance(row, dict) or _keys(row, INTERACTION_KEYS, {"metadata"}, where, problems):
+        return
+    if row["id"] in ids:
+        problems.append(f"{where}: id is not unique in the file")
+    ids[row["id"]] = session_key
+    if row["kind"] not in KINDS:
+        problems.append(f"{where}: unknown kind {row['kind']!r}")
+    if not isinstance(row["content"], str) or not row["content"].strip():
+        problems.append(f"{where}: content must be a non-empty string")
+    if not isinstance(row.get("metadata", {}), dict):
+        problems.append(f"{where}: metadata must be an object")
+
+
+def _validate_questions(questions: Any, ids: dict[str, str], sessions: set[str], problems: list[str]) -> None:
+    if not isinstance(questions, list) or not MIN_QUESTIONS <= len(questions) <= MAX_QUESTIONS:
+        problems.append(f"questions must be a list of {MIN_QUESTIONS}-{MAX_QUESTIONS}")
+        return
+    seen: set[str] = set()
+    for question in questions:
+        where = f"question {question.get('id') if isinstance(question, dict) else question!r}"
+        if not isinstance(question, dict) or _keys(question, QUESTION_KEYS, QUESTION_OPTIONAL, where, problems):
+            continue
+        if question["id"] in seen:
+            problems.append(f"{where}: id is not unique")
+        seen.add(question["id"])
+        if question["type"] not in QUESTION_TYPES:
+            problems.append(f"{where}: unknown type {question['type']!r}")
+        if question["scope"] != "project" and question["scope"] not in sessions:
+            problems.append(f"{where}: scope {question['scope']!r} is neither 'project' nor a session key")
+        needs, stale = question["needs"], question.get("superseded", [])
+        if not isinstance(needs, list) or not needs:
+            problems.append(f"{where}: needs must be a non-empty list")
+            continue
+        for ref in [*needs, *stale]:
+            if ref not in ids:
+                problems.append(f"{where}: references unknown interaction {ref!r}")
+            elif question["scope"] != "project" and ids[ref] != question["scope"]:
+                problems.append(f"{where}: {ref} lies outside the question's session scope")
+        if set(needs) & set(stale) or len(set(needs)) != len(needs):
+            problems.append(f"{where}: needs repeat an id or include a superseded one")
+        if question["type"] == "cross_session" and len({ids.get(n) for n in needs}) < 2:
+            problems.append(f"{where}: a cross_session question needs interactions from two sessions")
+        if not isinstance(question.get("k", DEFAULT_K), int) or question.get("k", DEFAULT_K) < 1:
+            problems.append(f"{where}: k must be a positive integer")
+
+
+def _validate_edges(edges: Any, ids: dict[str, str], problems: list[str]) -> None:
+    if not isinstance(edges, list) or not MIN_EDGES <= len(edges) <= MAX_EDGES:
+        problems.append(f"edges must be a list of {MIN_EDGES}-{MAX_EDGES}")
+        return
+    order = {local_id: position for position, local_id in enumerate(ids)}
+    pairs: set[tuple[str, str]] = set()
+    for edge in edges:
+        where = f"edge {edge!r}"
+        if not isinstance(edge, dict) or _keys(edge, {"parent", "child", "relation"}, set(), where, problems):
+            continue
+        parent, child = edge["parent"], edge["child"]
+        if parent not in ids or child not in ids:
+            problems.append(f"{where}: references an unknown interaction")
+            continue
+        if order[parent] >= order[child]:
+            problems.append(f"{where}: the parent must come before the child")
+        if edge["relation"] not in EDGE_RELATIONS:
+            problems.append(f"{where}: relation must be one of {EDGE_RELATIONS}")
+        if (parent, child) in pairs:
+            problems.append(f"{where}: pair labelled twice")
+        pairs.add((parent, child))
+
+
+def _keys(data: dict, required: set[str], optional: set[str], where: str,
+          problems: list[str] | None = None) -> list[str]:
+    """Missing/unknown-field problems, appended to `problems` when given and also returned."""
+    found = []
+    missing, unknown = sorted(required - set(data)), sorted(set(data) - required - optional)
+    if missing:
+        found.append(f"{where}: missing field(s) {', '.join(missing)}")
+    if unknown:
+        found.append(f"{where}: unknown field(s) {', '.join(unknown)}")
+    if problems is not None:
+        problems.extend(found)
+    return found
+
+
+def _build(name: str, data: dict) -> EvalFile:
+    sessions = [
+        EvalSession(key=s["key"], title=s["title"], task=s["task"], interactions=[
+            EvalInteraction(id=i["id"], kind=i["kind"], content=i["content"], metadata=i.get("metadata", {}))
+            for i in s["interactions"]
+        ])
+        for s in data["sessions"]
+    ]
+    questions = [
+        Question(id=q["id"], text=q["text"], scope=q["scope"], needs=list(q["needs"]), type=q["type"],
+                 k=q.get("k", DEFAULT_K), superseded=list(q.get("superseded", [])))
+        for q in data["questions"]
+    ]
+    edges = [LabelledEdge(parent=e["parent"], child=e["child"], relation=e["relation"]) for e in data["edges"]]
+    return EvalFile(name=name, project=data["project"], language=data["language"], sessions=sessions,
+                    questions=questions, edges=edges)

@@ -1,0 +1,248 @@
+"""Aggregate question and edge results, and render them as markdown (docs/eval.md) and a stdout table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .dataset import LANGUAGES, QUESTION_TYPES
+from .evaluate import EdgeResult, QuestionResult
+from .ingest import IngestedFile
+from .metrics import EMPTY_EDGE_SCORES, EdgeScores, mean
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    date: str
+    machine: str
+    embedder: str
+    llm: str
+    commit: str
+    database: str
+    command: str
+
+
+def aggregate(results: list[QuestionResult]) -> dict[str, Any]:
+    """Mean recall@k and MRR over the answerable questions, with the ingest losses alongside."""
+    stale = [r.stale_above for r in results if r.stale_above is not None]
+    return {
+        "questions": len(results),
+        "answerable": sum(1 for r in results if r.recall is not None),
+        "recall": mean(r.recall for r in results),
+        "mrr": mean(r.rr for r in results),
+        "needed": sum(len(r.question.needs) for r in results),
+        "lost": sum(len(r.lost) for r in results),
+        "stale_above": sum(stale) / len(stale) if stale else None,
+    }
+
+
+def edge_summary(scores: EdgeScores, results: list[EdgeResult]) -> dict[str, Any]:
+    return {
+        "predicted": scores.predicted, "labelled": scores.labelled, "matched": scores.true_positives,
+        "precision": scores.precision, "recall": scores.recall, "f1": scores.f1,
+        "relation_accuracy": scores.relation_accuracy,
+        "lost_endpoint": sum(r.lost_endpoint for r in results), "reversed": sum(r.reversed for r in results),
+    }
+
+
+def summarize(ingested: list[IngestedFile], questions: list[QuestionResult], edges: list[EdgeResult]) -> dict:
+    """The whole evaluation as plain data: per preset (overall, per language, per type), edges, ingest."""
+    presets: dict[str, dict] = {}
+    for preset in dict.fromkeys(r.preset for r in questions):
+        mine = [r for r in questions if r.preset == preset]
+        presets[preset] = {
+            "overall": aggregate(mine),
+            "by_language": {lang: aggregate([r for r in mine if r.language == lang]) for lang in LANGUAGES},
+            "by_type": {t: aggregate([r for r in mine if r.question.type == t]) for t in QUESTION_TYPES},
+        }
+
+    def edges_of(keep: Callable[[EdgeResult], bool]) -> dict[str, Any]:
+        chosen = [e for e in edges if keep(e)]
+        return edge_summary(sum((e.scores for e in chosen), EMPTY_EDGE_SCORES), chosen)
+
+    return {
+        "presets": presets,
+        "edges": {
+            "overall": edges_of(lambda e: True),
+            "by_language": {lang: edges_of(lambda e, lang=lang: e.language == lang) for lang in LANGUAGES},
+            "by_file": {e.file: edges_of(lambda x, f=e.file: x.file == f) for e in edges},
+            "by_relation": _count_relations(edges),
+        },
+        "ingest": [_ingest_row(i) for i in ingested],
+    }
+
+
+def _count_relations(edges: list[EdgeResult]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for result in edges:
+        for relation, n in result.by_relation.items():
+            counts[relation] = counts.get(relation, 0) + n
+    return counts
+
+
+def _ingest_row(ingested: IngestedFile) -> dict[str, Any]:
+    spec = ingested.spec
+    needed = sorted({n for q in spec.questions for n in q.needs}, key=_id_order)
+    stale = {n for q in spec.questions for n in q.superseded}
+    return {
+        "file": spec.name, "language": spec.language, "sessions": len(spec.sessions),
+        "interactions": len(spec.interactions), "kept": sum(1 for i in spec.interactions if ingested.kept(i.id)),
+        "failed": sum(1 for status in ingested.statuses.values() if status not in ("kept", "filtered")),
+        "questions": len(spec.questions), "edges": len(spec.edges), "needed": len(needed),
+        "lost": [n for n in needed if not ingested.kept(n)], "seconds": round(ingested.seconds, 1),
+        "stale": len(stale), "stale_marked": sum(1 for n in stale if ingested.marked_superseded(n)),
+    }
+
+
+def _id_order(local_id: str) -> tuple[int, str]:
+    digits = "".join(ch for ch in local_id if ch.isdigit())
+    return (int(digits) if digits else 0, local_id)
+
+
+def _f(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def stdout_table(summary: dict) -> str:
+    """A compact fixed-width table: one row per preset, then one line of edge scores per language."""
+    head = ["preset", "n", "R@k", "MRR", "R@k en", "R@k zh", *QUESTION_TYPES, "lost"]
+    rows = [head]
+    for preset, agg in summary["presets"].items():
+        overall = agg["overall"]
+        rows.append([preset, str(overall["answerable"]), _f(overall["recall"]), _f(overall["mrr"]),
+                     *(_f(agg["by_language"][lang]["recall"]) for lang in LANGUAGES),
+                     *(_f(agg["by_type"][t]["recall"]) for t in QUESTION_TYPES),
+                     f"{overall['lost']}/{overall['needed']}"])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.append("edges (P/R/F1, relation acc.): " + " | ".join(
+        f"{name} {_f(e['precision'])}/{_f(e['recall'])}/{_f(e['f1'])} rel {_f(e['relation_accuracy'])} "
+        f"({e['matched']} of {e['labelled']} labelled, {e['predicted']} predicted)"
+        for name, e in [*summary["edges"]["by_language"].items(), ("all", summary["edges"]["overall"])]))
+    rows_in = summary["ingest"]
+    lines.append(f"ingest: {sum(r['kept'] for r in rows_in)} of {sum(r['interactions'] for r in rows_in)} "
+                 f"interactions kept, {sum(r['failed'] for r in rows_in)} failed; needed interactions lost: "
+                 f"{sum(len(r['lost']) for r in rows_in)} of {sum(r['needed'] for r in rows_in)}; stale memories "
+                 f"marked superseded: {sum(r['stale_marked'] for r in rows_in)} of {sum(r['stale'] for r in rows_in)}")
+    return "\n".join(lines)
+
+
+def markdown(summary: dict, info: RunInfo, questions: list[QuestionResult], ingested: list[IngestedFile]) -> str:
+    """The report written to docs/eval.md."""
+    lines = [
+        "# Recall and dependency-graph evaluation",
+        "",
+        f"Run {info.date} on {info.machine}; commit {info.commit}; embedder **{info.embedder}**; "
+        f"LLM: **{info.llm}**; database `{info.database}` (embedded server). Regenerate with `{info.command}`.",
+        "",
+        "Labelled data: `eval/data/*.json` (hand-written agent sessions in English and Chinese, ingested through",
+        "`interactions_accept` + `interaction_process`). recall@k counts only needed interactions the engine kept",
+        "as memories; the needed interactions it filtered out are reported as *lost at ingest* (also an engine",
+        "error; counted once per question that needs them). MRR is the reciprocal rank of the first needed memory",
+        "in the top k (0 if none). Each question's k is in the per-question table.",
+        "",
+        *_data_section(summary),
+        *_recall_section(summary),
+        *_edge_section(summary),
+        *_lost_section(summary, ingested),
+        *_misses_section(questions, ingested),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _table(head: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def _data_section(summary: dict) -> list[str]:
+    rows = [[r["file"], r["language"], str(r["sessions"]), str(r["interactions"]), str(r["kept"]), str(r["failed"]),
+             str(r["questions"]), str(r["edges"]), f"{r['seconds']} s"] for r in summary["ingest"]]
+    return ["## Data and ingest", "",
+            *_table(["file", "lang", "sessions", "interactions", "kept as memories", "failed", "questions",
+                     "labelled edges", "ingest time"], rows), ""]
+
+
+def _recall_section(summary: dict) -> list[str]:
+    overall_rows = []
+    type_rows = []
+    for preset, agg in summary["presets"].items():
+        o = agg["overall"]
+        overall_rows.append([preset, str(o["answerable"]), _f(o["recall"]), _f(o["mrr"]),
+                             *(f"{_f(agg['by_language'][g]['recall'])} / {_f(agg['by_language'][g]['mrr'])}"
+                               for g in LANGUAGES),
+                             f"{o['lost']} of {o['needed']}", _f(agg["by_type"]["superseded"]["stale_above"])])
+        type_rows.append([preset, *(f"{_f(agg['by_type'][t]['recall'])} / {_f(agg['by_type'][t]['mrr'])} "
+                                    f"(n={agg['by_type'][t]['answerable']})" for t in QUESTION_TYPES)])
+    stale = sum(r["stale"] for r in summary["ingest"])
+    marked = sum(r["stale_marked"] for r in summary["ingest"])
+    return [
+        "## Recall", "",
+        *_table(["preset", "questions", "recall@k", "MRR", *(f"{g}: recall / MRR" for g in LANGUAGES),
+                 "needed lost at ingest", "stale outranks current"], overall_rows),
+        "",
+        "*Stale outranks current*: share of `superseded` questions where a superseded memory is in the top k and",
+        f"above every current one (lower is better). The engine marked {marked} of the {stale} labelled stale",
+        "interactions' memories as superseded.",
+        "",
+        "### By question type (recall@k / MRR)", "",
+        *_table(["preset", *QUESTION_TYPES], type_rows), "",
+    ]
+
+
+def _edge_section(summary: dict) -> list[str]:
+    edges = summary["edges"]
+    rows = [[name, str(e["labelled"]), str(e["predicted"]), str(e["matched"]), _f(e["precision"]),
+             _f(e["recall"]), _f(e["f1"]), _f(e["relation_accuracy"]), str(e["reversed"]), str(e["lost_endpoint"])]
+            for name, e in [*edges["by_language"].items(), ("all", edges["overall"])]]
+    relations = ", ".join(f"{rel} {n}" for rel, n in sorted(edges["by_relation"].items())) or "none"
+    return [
+        "## Dependency edges", "",
+        "Engine edges of each project (next_in_session, shares_entity and summarizes excluded), mapped to the",
+        "interactions their memories came from, against the labelled edges: directed (parent, child) pairs,",
+        "ignoring the relation; relation accuracy is over the matched pairs. Precision is 0 when the engine",
+        "predicts no edge. *Reversed*: predicted pairs labelled the other way round.", "",
+        *_table(["language", "labelled", "predicted", "matched", "precision", "recall", "F1", "relation acc.",
+                 "reversed", "labelled with a lost endpoint"], rows),
+        "", f"Predicted edges by relation: {relations}.", "",
+    ]
+
+
+def _lost_section(summary: dict, ingested: list[IngestedFile]) -> list[str]:
+    contents = {(i.spec.name, x.id): x.content for i in ingested for x in i.spec.interactions}
+    lost = [(r["file"], n) for r in summary["ingest"] for n in r["lost"]]
+    lines = ["## Needed interactions lost at ingest", ""]
+    if not lost:
+        return [*lines, "None: every interaction a question needs became a memory.", ""]
+    return [*lines, *(f"- `{f}` {n}: {_excerpt(contents[(f, n)])}" for f, n in lost), ""]
+
+
+def _misses_section(questions: list[QuestionResult], ingested: list[IngestedFile]) -> list[str]:
+    contents = {(i.spec.name, x.id): x.content for i in ingested for x in i.spec.interactions}
+    presets = list(dict.fromkeys(r.preset for r in questions))
+    by_key = {(r.file, r.question.id, r.preset): r for r in questions}
+    keys = list(dict.fromkeys((r.file, r.question.id) for r in questions))
+    rows = [[f"`{f}` {q}", by_key[(f, q, presets[0])].question.type, str(by_key[(f, q, presets[0])].k),
+             *(f"{_f(by_key[(f, q, p)].recall)} / {_f(by_key[(f, q, p)].rr)}" for p in presets)] for f, q in keys]
+    lines = ["## Per question", "", *_table(["question", "type", "k", *(f"{p}: recall / RR" for p in presets)], rows),
+             "", "## Misses per preset", "",
+             "Questions whose needed memories were not all in the top k: the needed ids missing, then the local ids",
+             "of what came back, best first.", ""]
+    for index, preset in enumerate(presets):
+        mine = [r for r in questions if r.preset == preset]
+        misses = [r for r in mine if r.recall is not None and r.recall < 1]
+        lines += [f"### {preset}: {len(misses)} of {len(mine)} questions", ""]
+        if index and all(r.ranked == by_key[(r.file, r.question.id, presets[0])].ranked for r in mine):
+            lines += [f"Same rankings as {presets[0]} for every question.", ""]
+            continue
+        for r in misses:
+            missing = "; ".join(f"{n} “{_excerpt(contents[(r.file, n)], 60)}”" for n in r.missing)
+            lines.append(f"- `{r.file}` {r.question.id} ({r.question.type}, recall {_f(r.recall)}): "
+                         f"“{r.question.text}” — missing {missing} — got {', '.join(r.ranked) or 'nothing'}")
+        lines.append("")
+    return lines
+
+
+def _excerpt(text: str, limit: int = 90) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

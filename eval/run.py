@@ -1,0 +1,111 @@
+"""`make eval`: ingest the labelled conversations, ask every question per preset, score edges, write docs/eval.md.
+
+    python -m eval.run [--preset vector,hybrid,ripple] [--k 5] [--out docs/eval.md] [--files pattern]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # report needs Django set up, so it is imported late at run time
+    from .dataset import EvalFile
+    from .report import RunInfo
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_PRESETS = ("vector", "hybrid", "ripple")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m eval.run", description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default=",".join(DEFAULT_PRESETS),
+                        help="comma-separated recall presets (default: %(default)s)")
+    parser.add_argument("--k", type=int, default=None, help="override every question's k (default: its own, 5)")
+    parser.add_argument("--out", default="docs/eval.md", help="markdown report path (default: %(default)s)")
+    parser.add_argument("--files", default="*.json", help="glob in eval/data (default: %(default)s)")
+    args = parser.parse_args(argv)
+    args.presets = [p.strip() for p in args.preset.split(",") if p.strip()]
+    if not args.presets:
+        parser.error("--preset needs at least one preset")
+    if args.k is not None and args.k < 1:
+        parser.error("--k must be positive")
+    return args
+
+
+def run(files: list[EvalFile], presets: list[str], k: int | None = None,
+        progress: bool = True) -> tuple[dict, list, list]:
+    """Ingest the files, then evaluate them; returns (summary, question results, ingested files)."""
+    from tqdm import tqdm
+
+    from .evaluate import evaluate_edges, evaluate_questions
+    from .ingest import ingest_file
+    from .report import summarize
+
+    ingested = []
+    with tqdm(total=sum(len(f.interactions) for f in files), unit="interaction", disable=not progress,
+              desc="ingest", file=sys.stderr, mininterval=1.0 if sys.stderr.isatty() else 10.0) as bar:
+        for spec in files:
+            bar.set_postfix_str(spec.name)
+            ingested.append(ingest_file(spec, progress=bar.update))
+    questions = [r for i in ingested for r in evaluate_questions(i, presets, k)]
+    edges = [evaluate_edges(i) for i in ingested]
+    return summarize(ingested, questions, edges), questions, ingested
+
+
+def run_info(argv: list[str]) -> RunInfo:
+    from bench.run_all import machine
+    from memory.conf import memory_settings
+    from memory.providers import get_embedder, get_llm
+
+    from .report import RunInfo
+
+    embedder = get_embedder()
+    llm_name = memory_settings.LLM
+    llm = "none (offline rules judge)" if llm_name == "none" else (
+        f"{llm_name} ({memory_settings.LLM_MODEL}; {'available' if get_llm().available else 'NOT available'})")
+    env = [name for name in ("CW_LLM", "OPENAI_API_KEY") if os.environ.get(name)]
+    llm += f"; configured via {', '.join(env)}" if env else "; neither CW_LLM nor OPENAI_API_KEY set"
+    return RunInfo(
+        date=datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"), machine=machine(),
+        embedder=f"{memory_settings.EMBEDDER} ({embedder.space_name}, {embedder.dimensions}-d)", llm=llm,
+        commit=_commit(), database=os.environ.get("CW_DB_NAME", "?"),
+        command="make eval" if not argv else "python -m eval.run " + " ".join(argv),
+    )
+
+
+def _commit() -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    return f"{commit} (uncommitted changes in the tree)" if git("status", "--porcelain") else commit
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    from .dataset import load_files
+    from .setup_django import setup
+
+    files = load_files(args.files)  # validate the data before touching the database
+    setup()
+    from .report import markdown, stdout_table
+
+    info = run_info(argv)
+    print(f"eval: {len(files)} files, presets {', '.join(args.presets)}, embedder {info.embedder}, LLM {info.llm}",
+          flush=True)
+    summary, questions, ingested = run(files, args.presets, args.k)
+    out = Path(args.out) if Path(args.out).is_absolute() else ROOT / args.out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(markdown(summary, info, questions, ingested), encoding="utf-8")
+    print(stdout_table(summary))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+"""The evaluation harness (eval/): metrics on hand-made inputs, the labelled data files, one real run."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections import Counter
+
+import pytest
+
+from eval.dataset import (
+    DATA_DIR,
+    EDGE_RELATIONS,
+    KINDS,
+    LANGUAGES,
+    QUESTION_TYPES,
+    load_file,
+    load_files,
+    validate,
+)
+from eval.metrics import EMPTY_EDGE_SCORES, EdgeScores, edge_scores, mean, recall_at_k, reciprocal_rank
+from eval.run import parse_args
+
+DATA_PATHS = sorted(DATA_DIR.glob("*.json"))
+
+
+# --- metrics -------------------------------------------------------------------------------------
+
+def test_recall_at_k_counts_relevant_items_in_the_first_k():
+    ranked = [10, 20, 30, 40, 50]
+    assert recall_at_k(ranked, {20, 99}, k=5) == 0.5
+    assert recall_at_k(ranked, {20, 40}, k=3) == 0.5
+    assert recall_at_k(ranked, {20, 40}, k=4) == 1.0
+    assert recall_at_k(ranked, {60}, k=5) == 0.0
+    assert recall_at_k(ranked, [20, 20], k=2) == 1.0  # duplicates in the labels count once
+    assert recall_at_k(ranked, set(), k=5) is None
+
+
+def test_reciprocal_rank_uses_the_first_relevant_item():
+    assert reciprocal_rank([5, 2, 7], {7, 2}) == 0.5
+    assert reciprocal_rank([5, 2, 7], {5}) == 1.0
+    assert reciprocal_rank([5, 2, 7], {7}) == pytest.approx(1 / 3)
+    assert reciprocal_rank([5, 2, 7], {7}, k=2) == 0.0
+    assert reciprocal_rank([5, 2, 7], {8}) == 0.0
+    assert reciprocal_rank([5, 2, 7], []) is None
+
+
+def test_mean_ignores_undefined_values():
+    assert mean([1.0, None, 0.0]) == 0.5
+    assert mean([None, None]) is None
+
+
+def test_edge_scores_precision_recall_f1_and_relation_accuracy():
+    predicted = {(1, 2): {"causal"}, (2, 3): {"temporal"}, (3, 4): {"references"}, (4, 1): {"causal"}}
+    labelled = {(1, 2): "causal", (2, 3): "causal", (5, 6): "supersedes"}
+    scores = edge_scores(predicted, labelled)
+    assert (scores.true_positives, scores.predicted, scores.labelled) == (2, 4, 3)
+    assert scores.precision == 0.5
+    assert scores.recall == pytest.approx(2 / 3)
+    assert scores.f1 == pytest.approx(2 * 0.5 * (2 / 3) / (0.5 + 2 / 3))
+    assert scores.relation_accuracy == 0.5
+
+
+def test_edge_scores_direction_matters_and_no_prediction_scores_zero():
+    reversed_only = edge_scores({(2, 1): {"causal"}}, {(1, 2): "causal"})
+    assert (reversed_only.true_positives, reversed_only.precision, reversed_only.recall) == (0, 0.0, 0.0)
+    nothing = edge_scores({}, {(1, 2): "causal"})
+    assert (nothing.precision, nothing.recall, nothing.f1, nothing.relation_accuracy) == (0.0, 0.0, 0.0, None)
+    perfect = edge_scores({(1, 2): {"causal", "temporal"}}, {(1, 2): "temporal"})
+    assert (perfect.precision, perfect.recall, perfect.f1, perfect.relation_accuracy) == (1.0, 1.0, 1.0, 1.0)
+
+
+def test_edge_scores_add_up_as_micro_averages():
+    total = EdgeScores(1, 2, 4, 1) + EdgeScores(3, 4, 4, 2) + EMPTY_EDGE_SCORES
+    assert total == EdgeScores(4, 6, 8, 3)
+    assert (total.precision, total.recall, total.relation_accuracy) == (4 / 6, 0.5, 0.75)
+
+
+# --- the labelled data ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", DATA_PATHS, ids=lambda p: p.stem)
+def test_data_file_is_valid(path):
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    assert validate(raw) == []
+    spec = load_file(path)
+    ids = [i.id for i in spec.interactions]
+    assert len(ids) == len(set(ids)), "interaction ids must be unique in the file"
+    assert all(i.kind in KINDS for i in spec.interactions)
+    assert all(15 <= len(s.interactions) <= 40 for s in spec.sessions)
+    assert 8 <= len(spec.questions) <= 15 and 10 <= len(spec.edges) <= 25
+    known = set(ids)
+    for question in spec.questions:
+        assert question.type in QUESTION_TYPES
+        assert set(question.needs) <= known and set(question.superseded) <= known
+        assert not set(question.needs) & set(question.superseded)
+    for edge in spec.edges:
+        assert {edge.parent, edge.child} <= known and edge.relation in EDGE_RELATIONS
+    kinds = Counter(i.kind for i in spec.interactions)
+    assert kinds["tool_call"] and kinds["tool_call"] == kinds["tool_result"], "tool calls come in pairs"
+
+
+def test_data_set_covers_both_languages_and_every_question_type():
+    files = load_files()
+    languages = Counter(f.language for f in files)
+    assert all(languages[lang] >= 3 for lang in LANGUAGES), languages
+    assert any(len(f.sessions) >= 2 for f in files if f.language == "en")
+    assert any(len(f.sessions) >= 2 for f in files if f.language == "zh")
+    types = Counter(q.type for f in files for q in f.questions)
+    assert set(types) == set(QUESTION_TYPES)
+    assert all(q.superseded for f in files for q in f.questions if q.type == "superseded")
+    kinds = {i.kind for f in files for i in f.interactions}
+    assert kinds == set(KINDS)
+
+
+@pytest.fixture
+def valid_raw():
+    return json.loads(DATA_PATHS[0].read_text(encoding="utf-8"))
+
+
+def test_validate_reports_duplicate_ids_unknown_references_and_bad_kinds(valid_raw):
+    broken = copy.deepcopy(valid_raw)
+    rows = broken["sessions"][0]["interactions"]
+    rows[1]["id"] = rows[0]["id"]
+    rows[2]["kind"] = "telepathy"
+    broken["questions"][0]["needs"].append("t999")
+    broken["edges"][0]["child"] = "t998"
+    problems = " | ".join(validate(broken))
+    assert "not unique" in problems
+    assert "telepathy" in problems
+    assert "t999" in problems
+    assert "unknown interaction" in problems
+
+
+def test_validate_rejects_bad_scope_type_and_backward_edges(valid_raw):
+    broken = copy.deepcopy(valid_raw)
+    broken["questions"][0]["scope"] = "s9"
+    broken["questions"][1]["type"] = "vibes"
+    first = broken["sessions"][0]["interactions"]
+    broken["edges"][0] = {"parent": first[5]["id"], "child": first[2]["id"], "relation": "causal"}
+    broken["edges"][1]["relation"] = "next_in_session"
+    problems = " | ".join(validate(broken))
+    assert "s9" in problems and "vibes" in problems
+    assert "parent must come before" in problems
+    assert "relation must be one of" in problems
+
+
+def test_validate_rejects_an_unanswered_tool_result(valid_raw):
+    broken = copy.deepcopy(valid_raw)
+    result = next(i for s in broken["sessions"] for i in s["interactions"] if i["kind"] == "tool_result")
+    result["metadata"]["call_id"] = "nobody-called-this"
+    assert any("answers no earlier" in p for p in validate(broken))
+
+
+def test_parse_args_defaults_and_preset_list():
+    args = parse_args([])
+    assert args.presets == ["vector", "hybrid", "ripple"] and args.k is None and args.out == "docs/eval.md"
+    args = parse_args(["--preset", "vector, ripple", "--k", "3", "--files", "travel_*"])
+    assert (args.presets, args.k, args.files) == (["vector", "ripple"], 3, "travel_*")
+    with pytest.raises(SystemExit):
+        parse_args(["--k", "0"])
+
+
+# --- one real run: ingest + evaluate + report on the test database ---------------------------------
+
+@pytest.mark.django_db(transaction=True)
+def test_end_to_end_run_on_one_file():
+    from eval.report import RunInfo, markdown, stdout_table
+    from eval.run import DEFAULT_PRESETS, run
+
+    files = load_files("travel_yunnan_zh")
+    summary, questions, ingested = run(files, list(DEFAULT_PRESETS), progress=False)
+
+    (only,) = ingested
+    spec = files[0]
+    assert set(only.statuses) == {i.id for i in spec.interactions}, "every local id maps to its interaction"
+    assert set(only.statuses.values()) <= {"kept", "filtered"}, "nothing failed or stayed pending"
+    assert any(only.kept(i.id) for i in spec.interactions)
+    assert len(questions) == len(spec.questions) * len(DEFAULT_PRESETS)
+
+    assert set(summary) == {"presets", "edges", "ingest"}
+    assert list(summary["presets"]) == list(DEFAULT_PRESETS)
+    for agg in summary["presets"].values():
+        assert set(agg) == {"overall", "by_language", "by_type"}
+        assert set(agg["by_language"]) == set(LANGUAGES) and set(agg["by_type"]) == set(QUESTION_TYPES)
+        assert agg["overall"]["questions"] == len(spec.questions)
+        assert agg["by_language"]["en"]["questions"] == 0
+        for block in [agg["overall"], *agg["by_language"].values(), *agg["by_type"].values()]:
+            for key in ("recall", "mrr", "stale_above"):
+                assert block[key] is None or 0.0 <= block[key] <= 1.0, (key, block)
+            assert 0 <= block["lost"] <= block["needed"]
+    for result in questions:
+        assert result.recall is None or 0.0 <= result.recall <= 1.0
+        assert result.rr is None or 0.0 <= result.rr <= 1.0
+        assert len(result.ranked) <= result.k
+    edges = summary["edges"]
+    for block in [edges["overall"], *edges["by_language"].values()]:
+        for key in ("precision", "recall", "f1"):
+            assert 0.0 <= block[key] <= 1.0
+        assert block["relation_accuracy"] is None or 0.0 <= block["relation_accuracy"] <= 1.0
+    assert edges["overall"]["labelled"] == len(spec.edges)
+    (row,) = summary["ingest"]
+    assert row["interactions"] == len(spec.interactions) and 0 < row["kept"] <= row["interactions"]
+    assert row["failed"] == 0 and 0 <= row["stale_marked"] <= row["stale"] == 1
+
+    info = RunInfo(date="today", machine="test", embedder="hashing", llm="none", commit="abc", database="test",
+                   command="pytest")
+    report = markdown(summary, info, questions, ingested)
+    for heading in ("# Recall and dependency-graph evaluation", "## Recall", "### By question type",
+                    "## Dependency edges", "## Needed interactions lost at ingest", "## Per question",
+                    "## Misses per preset"):
+        assert heading in report
+    table = stdout_table(summary)
+    assert all(preset in table for preset in DEFAULT_PRESETS) and "edges (P/R/F1" in table
+    assert "stale memories marked superseded" in table
+
+
+def test_stale_above_only_when_a_superseded_memory_outranks_every_current_one():
+    from eval.evaluate import _stale_above
+
+    assert _stale_above(["t1", "t9", "t2"], relevant={"t2"}, stale={"t9"}) is True
+    assert _stale_above(["t2", "t9"], relevant={"t2"}, stale={"t9"}) is False
+    assert _stale_above(["t1", "t9"], relevant={"t2"}, stale={"t9"}) is True  # current one not even returned
+    assert _stale_above(["t1", "t2"], relevant={"t2"}, stale={"t9"}) is False
