@@ -5,7 +5,10 @@ from __future__ import annotations
 from procrastinate import RetryStrategy
 from procrastinate.contrib.django import app
 
-from .engine.pipeline import interaction_mark_failed, interaction_process
+from .engine.pipeline import embedding_cache_warm, interaction_mark_failed, interaction_process
+from .models import Interaction, InteractionStatus
+
+BATCH_AHEAD = 16
 
 INGEST_QUEUE = "ingest"
 
@@ -14,7 +17,16 @@ INGEST_QUEUE = "ingest"
 def process_interaction(interaction_id: int) -> None:
     """Process one interaction; a failure is written on the interaction, then retried with back-off."""
     try:
+        embedding_cache_warm(_pending_neighbours(interaction_id))
         interaction_process(interaction_id=interaction_id)
     except Exception as exc:
         interaction_mark_failed(interaction_id=interaction_id, error=exc)
         raise
+
+
+def _pending_neighbours(interaction_id: int) -> list[int]:
+    """This interaction and the next pending ones of its session, to embed in one batch."""
+    session_id = Interaction.objects.filter(pk=interaction_id).values_list("session_id", flat=True).first()
+    pending = Interaction.objects.filter(session_id=session_id, status=InteractionStatus.PENDING,
+                                         pk__gte=interaction_id)
+    return list(pending.order_by("pk").values_list("pk", flat=True)[:BATCH_AHEAD])

@@ -95,6 +95,6 @@ def _schedule_processing(interaction_ids: list[int]) -> None:
         for interaction_id in interaction_ids:
             process_interaction.defer(interaction_id=interaction_id)
     else:
-        from .pipeline import interaction_process_safely
+        from .pipeline import interactions_process_batch
 
-        transaction.on_commit(lambda: [interaction_process_safely(interaction_id=i) for i in interaction_ids])
+        transaction.on_commit(lambda: interactions_process_batch(interaction_ids))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..models import Edge, EdgeOrigin, Memory, MemoryKind, MemoryStatus, Relation
 from .changelog import ENGINE_ACTOR, change_record
-from .extraction import AttributeValue
+from .extraction import MULTI_VALUED, AttributeValue
 from .snapshots import edge_snapshot, memory_snapshot
 
 USER_ENTITY = "user"
@@ -36,6 +36,8 @@ def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
 def supersede_apply(memory: Memory, attributes: list[AttributeValue]) -> list[Edge]:
     edges = []
     for attr in attributes:
+        if attr.attribute in MULTI_VALUED:  # a second allergy adds to the first, it does not replace it
+            continue
         for old in _older_values(memory, attr):
             pair = Edge.objects.filter(source=old, target=memory)
             if pair.filter(origin=EdgeOrigin.HUMAN).exists() or pair.filter(relation=Relation.SUPERSEDES).exists():

@@ -6,7 +6,7 @@ lazily on the first Chinese text; call `warm_up()` at worker start to pay that s
 
 from __future__ import annotations
 
-from .attributes import ATTRIBUTES
+from .attributes import ATTRIBUTES, MULTI_VALUED
 from .classify import INTENTS
 from .dimensions import extract_dimensions
 from .records import AttributeValue, Dimensions, ExtractedEntity
@@ -15,6 +15,7 @@ from .segment import detect_language, segment, warm_up
 __all__ = [
     "ATTRIBUTES",
     "INTENTS",
+    "MULTI_VALUED",
     "AttributeValue",
     "Dimensions",
     "ExtractedEntity",

@@ -8,6 +8,7 @@ Keys are the same in English and Chinese.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -18,6 +19,16 @@ from .segment import Token, fold_ascii
 from .temporal import DateHit, TimeHit
 
 USER = "user"
+# Family members named by their relation, in either language: their attributes are not the user's.
+KIN: dict[str, str] = {
+    **dict.fromkeys("son daughter child children kid kids baby 儿子 女儿 孩子 小孩 宝宝".split(), "child"),
+    **dict.fromkeys("wife husband spouse 老婆 老公 妻子 丈夫 太太 爱人".split(), "spouse"),
+    **dict.fromkeys("mother mom mum 母亲 妈妈 老妈".split(), "mother"),
+    **dict.fromkeys("father dad 父亲 爸爸 老爸".split(), "father"),
+}
+KIN_RE = re.compile(r"(?<![A-Za-z])(?:" + "|".join(sorted((k for k in KIN if k.isascii()), key=len, reverse=True))
+                    + r")(?![A-Za-z])|" + "|".join(sorted((k for k in KIN if not k.isascii()), key=len, reverse=True)),
+                    re.I)
 # The fixed vocabulary. allergy is set-valued (several allergies coexist); the others hold one value.
 ATTRIBUTES = (
     "phone", "email", "budget", "max_price", "allergy", "date", "check_in", "check_out", "departure_time",
@@ -40,12 +51,21 @@ PHONE_CUE_RE = re.compile(L + r"(?:phone|mobile|cell|tel|telephone|contact|numbe
 EMAIL_CUE_RE = re.compile(L + r"(?:e-?mail|mail)" + R + r"|邮箱|邮件", re.I)
 NEW_VALUE_RE = re.compile(L + r"(?:new|now|updated?\s+to|changed?\s+to|instead)" + R + r"|新|改为|换成|更新为|改成",
                           re.I)
+FROM_TO_RE = re.compile(L + r"to\s*$", re.I)
+FROM_RE = re.compile(L + r"from" + R + r"|从|由", re.I)
 BUDGET_CUE_RE = re.compile(L + r"budget" + R + r"|预算", re.I)
+REMAINING_RE = re.compile(L + r"(?:remain\w*|left|leaves|leaving|spent|over)\s*(?:about|around|only|just)?\s*$"
+                          r"|(?:剩|剩余|还剩|剩下|余|花了|超支|超出)\s*(?:约|大约)?\s*$", re.I)
+# "food budget", "奖品预算": a sub-budget. Allowed before the cue: total/overall/my/the…, an amount, 总.
+QUALIFIED_BUDGET_EN_RE = re.compile(r"(?<![A-Za-z])(?!(?:total|overall|whole|entire|trip|travel|complete|max|maximum|"
+                                    r"my|our|your|his|her|their|the|a|an|of|is|per|daily|weekly|monthly)\s+$)"
+                                    r"[A-Za-z]{2,}\s+$", re.I)
+QUALIFIED_BUDGET_ZH_RE = re.compile(r"[\u4e00-\u9fff](?<![总的元万块币])\s*$")
 MAX_PRICE_RE = re.compile(L + r"(?:at\s+most|no\s+more\s+than|up\s+to|under|below|max(?:imum)?|not\s+exceeding|"
                           r"limit\s+of|less\s+than)\s*$|不超过\s*$|最多\s*$|低于\s*$", re.I)
 MAX_PRICE_AFTER_RE = re.compile(r"^\s*(?:以内|以下|之内)")
 ALLERGY_EN_RE = re.compile(L + r"(?:allergic|allergy|allergies)\s+to\s+(?P<x>[^.;!?\n(]{2,60})", re.I)
-ALLERGY_EN_BEFORE_RE = re.compile(L + r"(?P<x>(?:[A-Za-z-]+\s+)?[A-Za-z-]+)\s+allerg(?:y|ies)" + R, re.I)
+ALLERGY_EN_BEFORE_RE = re.compile(r"(?<![A-Za-z0-9_-])(?P<x>(?:[A-Za-z-]+\s+)?[A-Za-z-]+)\s+allerg(?:y|ies)" + R, re.I)
 ALLERGY_STOP_RE = re.compile(r",|\s(?:so|but|because|which|as|since|and\s+(?:i|we|she|he|they|my|our|it))\s|\s+too$|"
                              r"\s+as\s+well$", re.I)
 ALLERGY_SPLIT_RE = re.compile(r"\s*(?:,|\band\b|\bor\b|&|/)\s*", re.I)
@@ -73,7 +93,8 @@ FAIL_RE = re.compile(L + r"(?:fail\w*|sold\s+out|fully\s+booked|no\s+rooms?|unav
                      + r"|失败|满房|无空房|取消|售罄", re.I)
 FLIGHT_CUE_RE = re.compile(r"(?<![A-Za-z])(?:flights?|fly|flying|flew|outbound|inbound|round[- ]trip|lands?|departs?|"
                            r"airline|airport)(?![A-Za-z])|航班|机票|起飞|降落|往返", re.I)
-TRAIN_CUE_RE = re.compile(r"(?<![A-Za-z])(?:trains?|railway|rail)(?![A-Za-z])" + r"|车次|高铁|动车|火车|列车|车票|去程|返程|出票", re.I)
+TRAIN_CUE_RE = re.compile(r"(?<![A-Za-z])(?:trains?|railway|rail)(?![A-Za-z])"
+                          r"|车次|高铁|动车|火车|列车|车票|去程|返程|出票", re.I)
 RETURN_CUE_RE = re.compile(r"(?<![A-Za-z])(?:back|return(?:ing)?|inbound)(?![A-Za-z])" + r"|返程|回程", re.I)
 DEADLINE_RE = re.compile(L + r"(?:deadline|due(?:\s+(?:by|on|date))?)" + R
                          + r"|截止(?:日期|时间)?|期限|之前(?:完成|提交|交)|前(?:完成|提交|交付)", re.I)
@@ -98,21 +119,20 @@ class Context:
     tokens: tuple[Token, ...]
 
 
-def _span(spans: list[tuple[int, int]], pos: int) -> tuple[int, int]:
-    for start, end in spans:
-        if start <= pos < end:
-            return start, end
-    return (0, 0) if not spans else spans[-1]
+WINDOW = 200  # characters around a value that can say whose it is (bounds the work on long texts)
 
 
 class Extractor:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.sentences = [(m.start(), m.end()) for m in SENTENCE_RE.finditer(ctx.blanked)] or [(0, len(ctx.text))]
+        self.starts = [start for start, _ in self.sentences]
         self.found: list[tuple[AttributeValue, bool]] = []  # (value, preferred)
 
     def sentence(self, pos: int) -> tuple[int, int]:
-        return _span(self.sentences, pos)
+        """The sentence around `pos`, clipped to WINDOW characters either side."""
+        start, end = self.sentences[max(0, bisect_right(self.starts, pos) - 1)]
+        return max(start, pos - WINDOW), min(end, pos + WINDOW)
 
     def clause_start(self, pos: int) -> int:
         start, _ = self.sentence(pos)
@@ -120,16 +140,21 @@ class Extractor:
         return breaks[-1] if breaks else start
 
     def owner(self, attribute: str, cue_start: int, pos: int) -> str:
+        """Whose value: a person named in the clause, a family member (my son → "child"), else the user
+        for first-person statements; a named place or organisation for its phone, e-mail or address."""
         text = self.ctx.text
         s_start, s_end = self.sentence(min(cue_start, pos))
-        before_cue = text[s_start:cue_start]
-        if POSSESSIVE_EN_RE.search(before_cue) or POSSESSIVE_ZH_RE.search(before_cue):
-            return USER
         first = min(cue_start, pos)
         clause = self.clause_start(first)
         people = [f for f in self.ctx.mentions if f.entity.type == "person" and clause <= f.start < first]
         if people:
             return people[-1].entity.normalized
+        kin = [m for m in KIN_RE.finditer(text, max(clause, first - 40), first)]
+        if kin:
+            return KIN[kin[-1].group().casefold()]
+        before_cue = text[max(s_start, cue_start - 60):cue_start]
+        if POSSESSIVE_EN_RE.search(before_cue) or POSSESSIVE_ZH_RE.search(before_cue):
+            return USER
         if FIRST_PERSON_RE.search(text, s_start, s_end):
             return USER
         if attribute in OWNABLE:
@@ -152,13 +177,20 @@ class Extractor:
             s_start, _ = self.sentence(hit.start)
             cues = [m for m in cue_re.finditer(text, s_start, hit.start)]
             cue_start = cues[-1].start() if cues else hit.start
-            preferred = bool(NEW_VALUE_RE.search(text, max(s_start, hit.start - 30), hit.start))
+            preferred = bool(NEW_VALUE_RE.search(text, max(s_start, hit.start - 30), hit.start)
+                             or (FROM_TO_RE.search(text, max(s_start, hit.start - 8), hit.start)
+                                 and FROM_RE.search(text, s_start, hit.start)))
             self.add(self.owner(attribute, cue_start, hit.start), attribute, hit.value, preferred)
 
     def budget(self) -> None:
+        """The overall budget: not a sub-budget ("prize budget", "奖品预算") nor what is left of it."""
         text = self.ctx.blanked
-        values = self.ctx.amounts or self.ctx.numbers
+        values = [h for h in (self.ctx.amounts or self.ctx.numbers)
+                  if not REMAINING_RE.search(text, max(0, h.start - 12), h.start)]
         for cue in BUDGET_CUE_RE.finditer(text):
+            before = text[max(0, cue.start() - 16):cue.start()]
+            if QUALIFIED_BUDGET_EN_RE.search(before) or QUALIFIED_BUDGET_ZH_RE.search(before):
+                continue
             s_start, s_end = self.sentence(cue.start())
             near = [(self._gap(h, cue.start(), cue.end()), h) for h in values if s_start <= h.start < s_end]
             near = [(gap, h) for gap, h in near if gap <= 30]
@@ -184,6 +216,8 @@ class Extractor:
 
     def allergy(self) -> None:
         text = self.ctx.blanked
+        if "过敏" not in text and "allerg" not in text.casefold():
+            return
         taken: list[tuple[int, int]] = []
         for m in ALLERGY_EN_RE.finditer(text):
             if ALLERGY_NEGATION_RE.search(text[max(0, m.start() - 20):m.start()]):
@@ -205,10 +239,17 @@ class Extractor:
         for i, token in enumerate(tokens):
             if token.word != "过敏" or i == 0 or any(s <= token.start < e for s, e in zh_taken):
                 continue
-            prev = tokens[i - 1]
-            if prev.word in ("不", "没", "没有", "未") or not prev.flag.startswith(("n", "un")) or len(prev.word) < 2:
-                continue
-            self._allergens([prev.word], prev.start, prev.start, english=False)
+            # "海鲜过敏", "孩子花生、芒果过敏": the nouns right before 过敏, joined by 、和及与
+            allergens: list[Token] = []
+            j = i - 1
+            while j >= 0 and tokens[j].flag.startswith(("n", "un")) and len(tokens[j].word) >= 2:
+                allergens.insert(0, tokens[j])
+                if j >= 2 and tokens[j - 1].word in ("、", "和", "及", "与", ","):
+                    j -= 2
+                else:
+                    break
+            if allergens and (j < 0 or tokens[j].word not in ("不", "没", "没有", "未")):
+                self._allergens([t.word for t in allergens], allergens[0].start, allergens[0].start, english=False)
 
     def _allergens(self, parts: Iterable[str], cue_start: int, pos: int, *, english: bool) -> None:
         owner = self.owner("allergy", cue_start, pos)
@@ -223,13 +264,13 @@ class Extractor:
     def stay_dates(self) -> None:
         text = self.ctx.blanked
         for cue_re, attribute in ((CHECK_IN_RE, "check_in"), (CHECK_OUT_RE, "check_out")):
-            for cue in cue_re.finditer(text):
+            for cue in cue_re.finditer(self.ctx.text):  # unmasked: check_in="…" is a tool argument
                 after = [h for h in self.ctx.dates if cue.end() <= h.start <= cue.end() + 30]
                 if not after:
                     continue
                 hit = after[0]
                 self.add(self.owner(attribute, cue.start(), hit.start), attribute, hit.first.isoformat())
-                if attribute == "check_in" and hit.last and not CHECK_OUT_RE.search(text):
+                if attribute == "check_in" and hit.last and not CHECK_OUT_RE.search(self.ctx.text):
                     self.add(self.owner(attribute, cue.start(), hit.start), "check_out", hit.last.isoformat())
         for cue in TRIP_RE.finditer(text):
             s_start, s_end = self.sentence(cue.start())

@@ -36,7 +36,7 @@ ERROR_RE = re.compile(
     L + r"(?:errors?|failed|fails|failing|failure|failures|exception|traceback|sold\s+out|unavailable|timed?\s*out|"
     r"timeout|denied|refused|not\s+found|could\s+not|couldn't|invalid|crash(?:ed|es)?|fully\s+booked|no\s+rooms?\s+"
     r"left|rejected|forbidden|garbage|broken|not\s+working|doesn't\s+work|does\s+not\s+work|is\s+red)" + R
-    + r"|[A-Za-z]+(?:Error|Exception)" + R
+    + r"|(?<![A-Za-z])[A-Za-z]*(?:Error|Exception)" + R
     + r"|失败|错误|异常|报错|售罄|满房|无空房|超时|拒绝|不可用|挂了|崩溃|找不到|乱码|坏了|出错", re.I)
 ZERO_FAILED_RE = re.compile(r"(?<![\d.])0\s+(?:failed|errors?|failures?)", re.I)
 DECIDE_RE = re.compile(
@@ -56,15 +56,18 @@ call email text confirm schedule arrange organise organize prepare draft review 
 bump pin stream export import list compare suggest recommend translate summarise summarize explain
 """.split())
 IMPERATIVE_RE = re.compile(r"^\s*(?:(?:yes|ok|okay|sure|then|now|also|and|so|great|please|alright)[,!.]?\s+)*"
-                           r"(?P<verb>[A-Za-z]+)" + R, re.I)
+                           r"(?P<verb>[A-Za-z]+)" + R + r"(?!\s*:)", re.I)
 CONSTRAIN_RE = re.compile(
     L + r"(?:must|mustn't|never|cannot|can't|can\s+only|only\s+(?:if|when)|at\s+most|at\s+least|no\s+more\s+than|"
-    r"no\s+later\s+than|not\s+exceed|maximum|minimum|budget|allerg\w*|deadline|has\s+to|have\s+to|required|"
-    r"requirement|forbid\w*|not\s+allowed|avoid\w*|without|do\s+not|don't|under\s+\d|within|fixed|limit)" + R
-    + r"|预算|过敏|不能|不得|必须|最多|最少|至少|不超过|不要|禁止|避开|只能|务必|截止|以内|不允许", re.I)
+    r"no\s+later\s+than|not\s+exceed|maximum|minimum|budget|allerg\w*|deadline|required|requirement|forbid\w*|"
+    r"not\s+allowed|under\s+\d)" + R
+    + r"|预算|过敏|不能|不得|必须|最多|最少|至少|不超过|禁止|只能|务必|截止|以内|不允许", re.I)
+WEAK_CONSTRAIN_RE = re.compile(
+    L + r"(?:has\s+to|have\s+to|avoid\w*|without|do\s+not|don't|within|fixed|limit)" + R + r"|不要|避开", re.I)
 PREFER_RE = re.compile(
     L + r"(?:prefer\w*|i'd\s+like|i\s+would\s+like|we'd\s+like|we\s+would\s+like|i\s+like|we\s+like|i\s+love|"
-    r"we'd\s+love|we\s+love|i\s+hate|favou?rite|rather|ideally|i\s+want|we\s+want|i\s+wish)" + R
+    r"we'd\s+love|we\s+love|i\s+hate|favou?rite|rather|ideally|i\s+want|we\s+want|i\s+wish|"
+    r"(?:don't|do\s+not|doesn't|didn't)\s+(?:like|love|want))" + R
     + r"|喜欢|偏好|更想|讨厌|最好|希望|想要|倾向", re.I)
 RESULT_START_RE = re.compile(
     r"^\s*(?:done|all\s+set|completed?|finished|fixed|resolved|success\w*|booked|confirmed|result|summary)" + R
@@ -80,6 +83,8 @@ RESULT_RE = re.compile(
 
 
 def _chit_chat(text: str) -> bool:
+    if len(text) > 60:
+        return False
     lowered = text.casefold().strip()
     simple = re.sub(r"[\W_]+", " ", lowered).strip()
     if simple in CHIT_CHAT:
@@ -120,6 +125,8 @@ def intent(text: str, kind: str | None, raw: str | None = None) -> str:
         return "constrain"
     if PREFER_RE.search(text):
         return "prefer"
+    if WEAK_CONSTRAIN_RE.search(text):
+        return "constrain"
     if PLAN_RE.search(text):
         return "plan"
     if has_error(raw):

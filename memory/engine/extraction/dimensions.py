@@ -23,6 +23,7 @@ from .segment import CJK_RE, detect_language, jieba_modules, zh_tokens
 from .temporal import attach_times, occurred_at, scan_dates, scan_times, valid_until
 
 MAX_LIST = 30
+MAX_CHARS = 20_000  # longer texts (file dumps in tool results) are read up to here
 
 
 def _unique(values: list[str], limit: int = MAX_LIST) -> list[str]:
@@ -31,8 +32,9 @@ def _unique(values: list[str], limit: int = MAX_LIST) -> list[str]:
 
 def extract_dimensions(text: str, *, now: datetime, kind: str | None = None) -> Dimensions:
     """Entities, intent, topics, values, times and attributes of `text`, with relative dates resolved
-    against `now` (the interaction's time). Pure Python, no I/O; Chinese goes through jieba."""
-    text = text or ""
+    against `now` (the interaction's time). Pure Python, no I/O; Chinese goes through jieba.
+    Only the first MAX_CHARS characters are read."""
+    text = (text or "")[:MAX_CHARS]
     norm = nfkc_same_length(text)
     language = detect_language(norm)
     mask = Mask(len(norm))

@@ -80,7 +80,8 @@ NUMBERED_HEADS = frozenset({"terminal", "gate", "hall", "platform", "building", 
 OPENERS = "\"'“‘([{「『<"
 BOUNDARIES = ".!?:;\n。！？：；)]}」』>"
 ZH_PROPER = frozenset({"ns", "nr", "nrfg", "nt", "nrt"})
-ZH_FUNCTION_CHARS = frozenset("并和在的了是就也都还又把被对从向给让用为与及或而但如若会要能可将已再才只不没很太最更每各前后时这那有个次")
+ZH_FUNCTION_CHARS = frozenset("并和在的了是就也都还又把被对从向给让用为与及或而但如若"
+                              "会要能可将已再才只不没很太最更每各前后时这那有个次")
 ZH_SUFFIXES = ZH_PLACE_SUFFIXES | ZH_ORG_SUFFIXES
 ZH_LEXICON_RE = re.compile("(?P<name>" + _alternation([*ZH_PRODUCTS, *ZH_ORGANIZATIONS, *ZH_PLACES]) + ")(?P<suffix>"
                            + _alternation(sorted(ZH_SUFFIXES)) + ")?")
@@ -220,6 +221,8 @@ def english_entities(text: str, blanked: str, language: str) -> list[Found]:
                 accepted_singles.add(word)
         surface = text[start:end]
         kind = _english_type(words, _word_before(blanked, start), _word_after(blanked, end))
+        if kind == OTHER and language != "en":  # "Seq Scan", "Execution Time" in a Chinese tool result
+            continue
         found.append(Found(start, end, make_entity(surface, " ".join(words), kind)))
     for start, end, word in deferred:
         if word in accepted_singles:
@@ -246,6 +249,8 @@ def value_entities(text: str, paths: list[Hit], urls: list[Hit], identifiers: li
 def _is_person(word: str, known: bool) -> bool:
     if word in ZH_NOT_NAMES or not 2 <= len(word) <= 4 or not CJK_RE.fullmatch(word[0]):
         return False
+    if len(word) == 2 and word[1] in "家氏":  # 马家厨房, 李家村: a family's place, not a person
+        return False
     surname = word[:2] in ZH_COMPOUND_SURNAMES or word[0] in ZH_SURNAMES
     if known:
         return surname and len(word) >= 3
@@ -259,11 +264,28 @@ def _single_ok(token: Token) -> str | None:
         return None
     if token.flag == "ns":
         return PLACE
-    if token.flag == "nt":
-        return ORGANIZATION
+    if token.flag == "nt":  # 浦东国际机场 is tagged nt but is a place
+        return PLACE if any(word.endswith(s) for s in ZH_PLACE_SUFFIXES if len(s) >= 2) else ORGANIZATION
     if token.flag in ("nr", "nrfg", "un") and _is_person(word, token.known):
         return PERSON
     return None
+
+
+def _suffix(word: str) -> bool:
+    """酒店, 东站 — or a short word ending in one (会议中心, 宴会厅 is not: 厅 is no suffix)."""
+    return word in ZH_SUFFIXES or (len(word) <= 4 and CJK_RE.match(word) is not None
+                                   and any(word.endswith(s) for s in ZH_SUFFIXES if len(s) >= 2))
+
+
+def _suffix_after(tokens: tuple[Token, ...], k: int) -> list[Token]:
+    """The suffix tokens right after a name: 酒店, or two words ending in one (会议 + 中心)."""
+    if k < len(tokens) and _suffix(tokens[k].word):
+        return [tokens[k]]
+    if k + 1 < len(tokens) and CJK_RE.match(tokens[k].word) and tokens[k].end == tokens[k + 1].start:
+        pair = tokens[k].word + tokens[k + 1].word
+        if len(pair) <= 4 and _suffix(pair):
+            return [tokens[k], tokens[k + 1]]
+    return []
 
 
 def _proper(token: Token) -> bool:
@@ -290,16 +312,17 @@ def chinese_entities(text: str, norm: str, tokens: tuple[Token, ...]) -> list[Fo
         while j + 1 < n and _proper(tokens[j + 1]) and mask.free(tokens[j + 1].start, tokens[j + 1].end):
             j += 1
         run = tokens[i:j + 1]
-        suffix = tokens[j + 1] if j + 1 < n and tokens[j + 1].word in ZH_SUFFIXES else None
-        i = j + 1 + (1 if suffix else 0)
-        name = "".join(t.word for t in run) + (suffix.word if suffix else "")
-        start, end = run[0].start, (suffix or run[-1]).end
+        suffix = _suffix_after(tokens, j + 1)
+        i = j + 1 + (len(suffix) if suffix else 0)
+        suffix_word = "".join(t.word for t in suffix)
+        name = "".join(t.word for t in run) + suffix_word
+        start, end = run[0].start, (suffix[-1] if suffix else run[-1]).end
         singles = [_single_ok(t) for t in run]
         unknown = [t.flag == "un" and t.word not in ZH_NOT_NAMES for t in run]
-        if suffix is not None:
+        if suffix:
             if not any(singles) and not any(unknown):
                 continue
-            kind = PLACE if suffix.word in ZH_PLACE_SUFFIXES else ORGANIZATION
+            kind = ORGANIZATION if any(suffix_word.endswith(s) for s in ZH_ORG_SUFFIXES) else PLACE
         elif len(run) == 1:
             if singles[0] is None:
                 continue

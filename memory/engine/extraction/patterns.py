@@ -82,7 +82,8 @@ URL_RE = re.compile(r"(?<![A-Za-z0-9])(?:[a-z][a-z0-9+.-]{1,15}://|www\.)[^\s<>\
 DOMAIN_RE = re.compile(
     A + r"(?<![@./-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|org|net|io|cn|dev|ai|app|co|uk|de|fr|jp|"
     r"info|biz|edu|gov|internal|local|cloud)(?![A-Za-z0-9_.-])", re.I)
-EMAIL_RE = re.compile(A + r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}" + Z)
+EMAIL_RE = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
+                      r"\.[A-Za-z]{2,}" + Z)
 FILE_EXTENSIONS = (
     "py|pyi|pyx|ipynb|md|rst|txt|csv|tsv|json|jsonl|yaml|yml|toml|ini|cfg|conf|lock|js|mjs|cjs|ts|tsx|jsx|"
     "vue|svelte|html|htm|css|scss|less|sql|sh|bash|zsh|ps1|bat|go|rs|java|kt|scala|c|h|cc|cpp|hpp|cs|rb|php|"
@@ -95,9 +96,9 @@ KNOWN_FILES = frozenset({
     "vagrantfile", "containerfile", "justfile",
 })
 SLASH_PATH_RE = re.compile(
-    r"(?<![A-Za-z0-9_.:/@\\-])(?:~/|\.{1,2}/|/)?(?:[A-Za-z0-9_.@+-]+/)+[A-Za-z0-9_.@+-]*")
+    r"(?<![A-Za-z0-9_.:/@+\\-])(?:~/|\.{1,2}/|/)?(?:[A-Za-z0-9_.@+-]+/)+[A-Za-z0-9_.@+-]*")
 BARE_FILE_RE = re.compile(
-    r"(?<![A-Za-z0-9_./@\\-])\.?[A-Za-z0-9_][A-Za-z0-9_.+-]*\.(?:" + FILE_EXTENSIONS + r")(?![A-Za-z0-9_])"
+    r"(?<![A-Za-z0-9_./@+\\-])\.?[A-Za-z0-9_][A-Za-z0-9_.+-]*\.(?:" + FILE_EXTENSIONS + r")(?![A-Za-z0-9_])"
     r"|(?<![A-Za-z0-9_./@\\-])\.(?:env|gitignore|dockerignore|editorconfig|bashrc|zshrc|npmrc)(?:\.[a-z]+)?"
     r"(?![A-Za-z0-9_])"
     r"|" + A + r"(?:Dockerfile|Makefile|Procfile|Jenkinsfile|Containerfile|Vagrantfile|Justfile)" + Z)
@@ -214,7 +215,8 @@ MULTIPLIERS: dict[str, int] = {
 NUM = r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
 MULT = r"(?P<mult>k|thousand|million|mn|bn|billion|m|千|百万|万|亿)"
 AMOUNT_AFTER_RE = re.compile(
-    r"(?<![A-Za-z0-9_.])(?<!\d,)" + NUM + r"\s?" + MULT + r"?\s?(?P<cur>RMB|CNY|USD|EUR|GBP|JPY|HKD|CHF|AUD|CAD|SGD|KRW|INR|"
+    r"(?<![A-Za-z0-9_.])(?<!\d,)" + NUM + r"\s?" + MULT
+    + r"?\s?(?P<cur>RMB|CNY|USD|EUR|GBP|JPY|HKD|CHF|AUD|CAD|SGD|KRW|INR|"
     r"yuan|dollars?|bucks|euros?|pounds?)" + Z
     + r"|(?<![A-Za-z0-9_.])(?<!\d,)" + NUM.replace("num", "num2") + r"\s?" + MULT.replace("mult", "mult2")
     + r"?\s?(?P<cur2>块钱|块|元|人民币|美元|美金|欧元|英镑|日元|円|港币|港元|韩元)", re.I)
@@ -230,6 +232,8 @@ def format_decimal(value: Decimal) -> str:
 
 
 def _number(raw: str, mult: str | None) -> str | None:
+    if len(raw) > 30:  # a digit string, not a quantity
+        return None
     try:
         value = Decimal(raw.replace(",", ""))
     except InvalidOperation:

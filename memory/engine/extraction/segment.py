@@ -15,15 +15,14 @@ from .lexicon import EN_STOP, ZH_STOP
 
 CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 LATIN_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’-]*")
-# Code-ish tokens (paths, calls, snake_case, CamelCase, key=value) do not count as English prose.
-CODE_TOKEN_RE = re.compile(
-    r"[A-Za-z0-9_.-]*[/_=(){}\[\]][A-Za-z0-9_./=(){}\[\]-]*|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|\w+\.\w+"
-)
+ASCII_CHUNK_RE = re.compile(r"[!-~]+")  # runs of printable ASCII without spaces
+# Code-ish chunks (paths, calls, snake_case, CamelCase, key=value, a.b) are not English prose.
+CODE_MARK_RE = re.compile(r"[/_=(){}\[\]]|[a-z][A-Z]|[A-Za-z0-9]\.[A-Za-z]")
 ASCII_TOKEN_RE = re.compile(r"[a-z0-9]+")
 PUNCT_ONLY_RE = re.compile(r"^[\W_]+$")
 
 _lock = threading.Lock()
-_state: dict[str, Any] = {}
+_jieba: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -39,11 +38,12 @@ class Token:
 
 
 def jieba_modules() -> dict[str, Any]:
-    """jieba, its POS tagger and its TF-IDF tables, initialised on first use (about one second)."""
-    if _state:
-        return _state
+    """jieba, its dictionary POS tags and its TF-IDF table, initialised once on first use (about one second)."""
+    global _jieba
+    if _jieba is not None:
+        return _jieba
     with _lock:
-        if not _state:
+        if _jieba is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 import jieba
@@ -53,12 +53,11 @@ def jieba_modules() -> dict[str, Any]:
                 jieba.setLogLevel(logging.WARNING)
                 jieba.initialize()
                 tfidf = jieba.analyse.default_tfidf
-                loaded = {
+                _jieba = {
                     "jieba": jieba, "tags": jieba.posseg.dt.word_tag_tab, "freq": jieba.dt.FREQ,
                     "idf": tfidf.idf_freq, "median_idf": tfidf.median_idf,
                 }
-            _state.update(loaded)
-    return _state
+    return _jieba
 
 
 def warm_up() -> None:
@@ -67,12 +66,14 @@ def warm_up() -> None:
 
 
 def detect_language(text: str) -> str:
-    """"zh" when Chinese characters outnumber the English prose words, else "en"."""
+    """Return "zh" when Chinese characters outnumber English prose words (code does not count), else "en"."""
     cjk = len(CJK_RE.findall(text))
     if not cjk:
         return "en"
-    prose = CODE_TOKEN_RE.sub(" ", text)
-    latin = len(LATIN_WORD_RE.findall(prose))
+    latin = 0
+    for chunk in ASCII_CHUNK_RE.findall(text):
+        if not CODE_MARK_RE.search(chunk):
+            latin += len(LATIN_WORD_RE.findall(chunk))
     return "zh" if cjk >= latin else "en"
 
 
@@ -89,6 +90,27 @@ def _flag(word: str, tags: dict[str, str]) -> tuple[str, bool]:
     return "x", False
 
 
+PIECE = 200
+BREAK_RE = re.compile(r"[\s,.;:!?，。；：！？、]")
+
+
+def pieces(text: str) -> list[tuple[int, str]]:
+    """(offset, piece) with pieces of at most PIECE characters, cut after punctuation where possible.
+
+    jieba's HMM copies its path at every step, so one very long unpunctuated run would cost O(n²)."""
+    if len(text) <= PIECE:
+        return [(0, text)]
+    out, start = [], 0
+    while start < len(text):
+        end = min(len(text), start + PIECE)
+        if end < len(text):
+            cut = max((m.end() for m in BREAK_RE.finditer(text, start + PIECE // 2, end)), default=end)
+            end = cut
+        out.append((start, text[start:end]))
+        start = end
+    return out
+
+
 @lru_cache(maxsize=512)
 def zh_tokens(text: str) -> tuple[Token, ...]:
     """jieba words with their dictionary POS tags and offsets in `text` (cached per text).
@@ -99,14 +121,15 @@ def zh_tokens(text: str) -> tuple[Token, ...]:
     mods = jieba_modules()
     tags = mods["tags"]
     tokens: list[Token] = []
-    offset = 0
-    for word in mods["jieba"].cut(text):
-        at = text.find(word, offset)
-        if at < 0:  # jieba never drops characters, but stay safe
-            at = offset
-        flag, known = _flag(word, tags)
-        tokens.append(Token(word, flag, at, known))
-        offset = at + len(word)
+    for base, piece in pieces(text):
+        offset = 0
+        for word in mods["jieba"].cut(piece):
+            at = piece.find(word, offset)
+            if at < 0:  # jieba never drops characters, but stay safe
+                at = offset
+            flag, known = _flag(word, tags)
+            tokens.append(Token(word, flag, base + at, known))
+            offset = at + len(word)
     return tuple(tokens)
 
 
@@ -138,7 +161,8 @@ def segment(text: str) -> list[str]:
     if not CJK_RE.search(text):
         return _ascii_terms(text.lower())
     terms: list[str] = []
-    for piece in jieba_modules()["jieba"].cut_for_search(text):
+    cut_for_search = jieba_modules()["jieba"].cut_for_search
+    for piece in (word for _, chunk in pieces(text) for word in cut_for_search(chunk)):
         piece = piece.strip().lower()
         if not piece or PUNCT_ONLY_RE.match(piece):
             continue

@@ -24,6 +24,7 @@ WEEKDAYS: dict[str, int] = {
     "一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6,
 }
 END_OF_DAY = time(23, 59, 59)
+PAST_GRACE_DAYS = 7
 PERIODS: dict[str, tuple[time, time]] = {
     "morning": (time(6), time(12)), "noon": (time(12), time(13)), "afternoon": (time(12), time(18)),
     "evening": (time(18), time(22)), "night": (time(18), END_OF_DAY), "tonight": (time(18), END_OF_DAY),
@@ -50,8 +51,8 @@ EN_MONTH_FIRST_RE = re.compile(
     r"(?<![A-Za-z])(?P<mon>" + MON + r")\.?\s+(?P<d1>[0-3]?\d)" + ORD + r"(?![\d:])"
     r"(?:" + RANGE + r"(?P<d2>[0-3]?\d)" + ORD + r"(?![\d:]))?(?:,?\s+(?P<y>(?:19|20)\d{2}))?(?![A-Za-z0-9])", re.I)
 ZH_DATE_RE = re.compile(
-    r"(?:(?P<y>\d{4})\s*年\s*)?(?P<m>\d{1,2})\s*月\s*(?P<d1>\d{1,2})\s*(?:[日号]|(?=\s*[-~到至]))"
-    r"(?:\s*(?:到|至|-|~|—)\s*(?:(?P<m2>\d{1,2})\s*月\s*)?(?P<d2>\d{1,2})\s*[日号])?")
+    r"(?:(?P<y>\d{4})\s*年\s*)?(?P<m>\d{1,2})\s*月\s*(?P<d1>\d{1,2})\s*(?:[日号]|(?=\s*[-~–—到至]))"
+    r"(?:\s*(?:到|至|-|~|–|—)\s*(?:(?P<m2>\d{1,2})\s*月\s*)?(?P<d2>\d{1,2})\s*[日号])?")
 EN_PERIOD = r"(?:\s+(?:in\s+the\s+)?(?P<period>morning|afternoon|evening|night|noon))?"
 EN_RELATIVE_RE = re.compile(
     r"(?<![A-Za-z])(?:(?P<dat>(?:the\s+)?day\s+after\s+tomorrow)|(?P<word>tomorrow|today|tonight|yesterday)"
@@ -70,8 +71,9 @@ EN_CLOCK_RE = re.compile(
     r"|(?<![\d:.A-Za-z])(?P<h2>1[0-2]|0?[1-9])(?:[.:](?P<m2>[0-5]\d))?\s*(?P<ap2>am|pm|a\.m\.|p\.m\.)(?![A-Za-z])"
     r"|(?<![A-Za-z])(?P<named>noon|midday|midnight)(?![A-Za-z])", re.I)
 ZH_CLOCK_RE = re.compile(
-    r"(?P<period>凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|今晚|明晚|明早|今早)?\s*"
+    r"(?:(?P<period>凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|今晚|明晚|明早|今早)\s*)?"
     r"(?P<h>\d{1,2}|[零一二两三四五六七八九十]{1,3})\s*[点點时](?:\s*(?P<m>\d{1,2})\s*分?|(?P<half>半)|(?P<q>一刻|三刻))?")
+ZH_DAY_OFFSETS = {"大后天": 3, "后天": 2, "明天": 1, "明日": 1, "今天": 0, "今日": 0, "昨天": -1, "前天": -2}
 EN_NUMBER_WORDS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
 
 
@@ -113,11 +115,18 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
         return None
 
 
-def _roll(month: int, day: int, year: int | None, today: date) -> date | None:
+def _roll(month: int, day: int, year: int | None, today: date, end: tuple[int, int] | None = None) -> date | None:
+    """A date without a year is this year's, or next year's once it has passed (a range: once its end has
+    passed). PAST_GRACE_DAYS keeps just-passed dates in this year ("the 12 October booking failed")."""
     if year is not None:
         return _safe_date(year, month, day)
     found = _safe_date(today.year, month, day)
-    if found is not None and found < today:
+    if found is None:
+        return None
+    last = _safe_date(today.year, *end) if end else found
+    if last is not None and last < found:  # a range over New Year
+        last = _safe_date(today.year + 1, *end) if end else found
+    if last is not None and (today - last).days > PAST_GRACE_DAYS:
         found = _safe_date(today.year + 1, month, day)
     return found
 
@@ -159,7 +168,8 @@ def scan_dates(text: str, mask: Mask, today: date) -> list[DateHit]:
             hits.append(DateHit(m.start(), m.end(), found, at=at))
     for m in ZH_DATE_RE.finditer(text):
         year = int(m["y"]) if m["y"] else None
-        first = _roll(int(m["m"]), int(m["d1"]), year, today)
+        end = (int(m["m2"] or m["m"]), int(m["d2"])) if m["d2"] else None
+        first = _roll(int(m["m"]), int(m["d1"]), year, today, end)
         if first is None:
             continue
         last = _range_end(first, int(m["m2"] or m["m"]), int(m["d2"])) if m["d2"] else None
@@ -172,7 +182,7 @@ def scan_dates(text: str, mask: Mask, today: date) -> list[DateHit]:
                 continue
             month = MONTHS[mon.casefold().rstrip(".")]
             year = int(m["y"]) if m["y"] else None
-            first = _roll(month, int(m["d1"]), year, today)
+            first = _roll(month, int(m["d1"]), year, today, (month, int(m["d2"])) if m["d2"] else None)
             if first is None:
                 continue
             last = _range_end(first, month, int(m["d2"])) if m["d2"] else None
@@ -180,7 +190,15 @@ def scan_dates(text: str, mask: Mask, today: date) -> list[DateHit]:
                 continue
             if claim(m.start(), m.end()):
                 hits.append(DateHit(m.start(), m.end(), first, last))
+    absolute = list(hits)
+
+    def names_a_date(m: re.Match[str]) -> bool:
+        """A bare weekday written next to a date ("Friday 11 July", "1 月 18 日（周六）") only labels it."""
+        return any(0 <= h.start - m.end() <= 3 or 0 <= m.start() - h.end <= 3 for h in absolute)
+
     for m in EN_RELATIVE_RE.finditer(text):
+        if m["wd2"] and names_a_date(m):
+            continue
         period_name = m["period"]
         if m["dat"]:
             day = today + timedelta(days=2)
@@ -200,10 +218,11 @@ def scan_dates(text: str, mask: Mask, today: date) -> list[DateHit]:
         if claim(m.start(), m.end()):
             hits.append(DateHit(m.start(), m.end(), day, period=period, relative=True))
     for m in ZH_RELATIVE_RE.finditer(text):
+        if m["wd"] and not m["wmod"] and names_a_date(m):
+            continue
         period_name = m["period"]
         if m["word"]:
-            offset = {"大后天": 3, "后天": 2, "明天": 1, "明日": 1, "今天": 0, "今日": 0, "昨天": -1, "前天": -2}[m["word"]]
-            day = today + timedelta(days=offset)
+            day = today + timedelta(days=ZH_DAY_OFFSETS[m["word"]])
         elif m["pword"]:
             word = m["pword"]
             day = today + timedelta(days=1 if word.startswith("明") else -1 if word.startswith("昨") else 0)
