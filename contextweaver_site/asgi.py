@@ -11,10 +11,13 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from memory.engine.extraction import segment  # noqa: E402
+from memory.engine.extraction import warm_up  # noqa: E402
+from memory.providers import get_embedder  # noqa: E402
 from memory.routing import websocket_urlpatterns  # noqa: E402
 
-segment("预热 warm-up")  # load jieba's dictionary (about 1 s) now, not in the first Chinese request
+# Load jieba's dictionary and the embedding model now (a few seconds), not in the first request.
+warm_up()
+get_embedder().embed_one("warm-up")
 
 application = ProtocolTypeRouter(
     {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from memory.demo.bootstrap import demo_login, demo_project, demo_token, missing_scenarios, scenario_load
@@ -78,7 +79,10 @@ class Command(BaseCommand):
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
         children["web"] = subprocess.Popen(commands.pop("web"))
-        time.sleep(2)
+        self.stdout.write("Starting the web server (loading the embedding model)…")
+        if not _wait_for_port(host, port, children["web"]):
+            self._stop(children)
+            raise CommandError(f"the web server did not start on {host}:{port}; is the port in use?")
         for name, command in commands.items():
             children[name] = subprocess.Popen(command)
         self._banner(host, port, *login, token, slug)
@@ -104,3 +108,14 @@ class Command(BaseCommand):
             except subprocess.TimeoutExpired:
                 child.kill()
         self.stdout.write("Demo stopped.")
+
+
+def _wait_for_port(host: str, port: int, server: subprocess.Popen, timeout: float = 120) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            with socket.create_connection((host, port), timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.5)
+    return False
