@@ -46,9 +46,13 @@ def publish(changes: list[GraphChange]) -> None:
         groups[project_group(change.project_id)].append(payload)
         if change.session_id:
             groups[session_group(change.session_id)].append(payload)
+    async_to_sync(_send_all)(layer, groups)  # one event-loop round trip for all groups
+
+
+async def _send_all(layer: Any, groups: dict[str, list[dict[str, Any]]]) -> None:
     for group, payloads in groups.items():
         message = {"type": "graph.changed", "changes": payloads, "last_change_id": payloads[-1]["id"]}
         try:
-            async_to_sync(layer.group_send)(group, message)
+            await layer.group_send(group, message)
         except Exception:  # noqa: BLE001 - the change is committed; the log lets clients catch up
             logger.exception("publishing %d change(s) to %s failed", len(payloads), group)
