@@ -104,3 +104,15 @@ def test_weak_edges_are_kept_as_proposals(agent_session):
     with transaction.atomic():
         (edge,) = edges_apply(child, [Proposal(parent, Relation.ELABORATES, 0.4, "weak")], threshold=0.6)
     assert edge.status == EdgeStatus.INFERRED and edge.needs_review
+
+
+def test_announced_change_supersedes_the_related_old_value(agent_session):
+    _send(agent_session, ("user_input", "The staging database for the smoke test is on port 5432"),
+          ("user_input", "Lunch with the team is booked for Friday"),
+          ("user_input", "Heads-up: the staging database moved, the smoke test must now use port 6432"))
+    old = Memory.objects.get(content__contains="5432")
+    new = Memory.objects.get(content__contains="6432")
+    lunch = Memory.objects.get(content__contains="Lunch")
+    assert old.status == "superseded" and lunch.status == "active"
+    edge = Edge.objects.get(source=old, target=new, relation=Relation.SUPERSEDES)
+    assert "announced change" in edge.rationale

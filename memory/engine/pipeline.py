@@ -143,7 +143,7 @@ def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, v
     edges_apply(memory, infer(memory, candidates), threshold)
     if previous is not None:
         _structural_edge(previous, memory)
-    supersede_apply(memory, dims.attributes)
+    supersede_apply(memory, dims.attributes, candidates)
     return memory
 
 

@@ -1,15 +1,22 @@
 """Conflicts (SPEC §3.6): a new value for the same attribute of the same entity supersedes the old.
 
-Scoped to exactly that (entity, attribute): unrelated memories are never invalidated. The user's
-own attributes ("my phone") are compared within the session; named entities across the project.
+Two rules, both narrow on purpose, so unrelated memories are never invalidated:
+- attributes: the same (entity, attribute) with another value (the user's own attributes, "my
+  phone", within the session; named entities across the project);
+- announced changes: a memory that says a value changed ("moved to", "now", "改为", "换了") and is
+  closely related to an earlier one (similar, or sharing an entity) whose value of the same type
+  (number, date, time, amount, identifier) it replaces.
 The old memory stays, marked superseded (out of default recall), linked by a `supersedes` edge.
 """
 
 from __future__ import annotations
 
+import re
+
 from ..models import Edge, EdgeOrigin, Memory, MemoryKind, MemoryStatus, Relation
 from .changelog import ENGINE_ACTOR, change_record
 from .extraction import MULTI_VALUED, AttributeValue
+from .inference import Candidate
 from .snapshots import edge_snapshot, memory_snapshot
 
 USER_ENTITY = "user"
@@ -33,28 +40,58 @@ def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
     ]
 
 
-def supersede_apply(memory: Memory, attributes: list[AttributeValue]) -> list[Edge]:
+CHANGE_CUE = re.compile(
+    r"\b(changed?|moved|now|instead|correction|corrected|updated?|no longer|from now on|new one|replaced)\b"
+    r"|改为|改成|改到|换了|换成|更正|调整为|变成|不再|现在是|新号码|新的", re.I)
+VALUE_TYPES = ("numbers", "dates", "times", "amounts", "identifiers")
+CHANGE_MIN_SIMILARITY = 0.45
+
+
+def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: list[Candidate]) -> list[Edge]:
     edges = []
     for attr in attributes:
         if attr.attribute in MULTI_VALUED:  # a second allergy adds to the first, it does not replace it
             continue
         for old in _older_values(memory, attr):
-            pair = Edge.objects.filter(source=old, target=memory)
-            if pair.filter(origin=EdgeOrigin.HUMAN).exists() or pair.filter(relation=Relation.SUPERSEDES).exists():
-                continue
-            edge = Edge.objects.create(
-                project_id=memory.project_id, session_id=memory.session_id, source=old, target=memory,
-                relation=Relation.SUPERSEDES, confidence=0.9, origin=EdgeOrigin.RULE,
-                rationale=f"new {attr.attribute} of {attr.entity}: {attr.value}",
-            )
-            before = memory_snapshot(old)
-            old.status = MemoryStatus.SUPERSEDED
-            old.save(update_fields=["status", "updated_at"])
-            for op, obj_type, obj, prev, after in (
-                ("edge.created", "edge", edge, None, edge_snapshot(edge)),
-                ("memory.superseded", "memory", old, before, memory_snapshot(old)),
-            ):
-                change_record(project=memory.project, session=memory.session, actor=ENGINE_ACTOR, op=op,
-                              object_type=obj_type, object_id=obj.pk, before=prev, after=after)
-            edges.append(edge)
+            edge = _supersede(old, memory, f"new {attr.attribute} of {attr.entity}: {attr.value}", 0.9)
+            if edge:
+                edges.append(edge)
+    if CHANGE_CUE.search(memory.content):
+        for candidate in related:
+            changed = _changed_value_type(candidate.memory, memory)
+            close = candidate.similarity >= CHANGE_MIN_SIMILARITY or candidate.shared_entities
+            if changed and close and candidate.memory.status == MemoryStatus.ACTIVE \
+                    and candidate.memory.kind not in NEVER_SUPERSEDED_KINDS:
+                edge = _supersede(candidate.memory, memory, f"announced change of a {changed[:-1]} value", 0.7)
+                if edge:
+                    edges.append(edge)
     return edges
+
+
+def _changed_value_type(old: Memory, new: Memory) -> str | None:
+    """The first value type both mention with different values (new is not a superset of old)."""
+    for name in VALUE_TYPES:
+        before, after = set(old.dimensions.get(name, [])), set(new.dimensions.get(name, []))
+        if before and after and before - after and after - before:
+            return name
+    return None
+
+
+def _supersede(old: Memory, memory: Memory, rationale: str, confidence: float) -> Edge | None:
+    pair = Edge.objects.filter(source=old, target=memory)
+    if pair.filter(origin=EdgeOrigin.HUMAN).exists() or pair.filter(relation=Relation.SUPERSEDES).exists():
+        return None
+    edge = Edge.objects.create(
+        project_id=memory.project_id, session_id=memory.session_id, source=old, target=memory,
+        relation=Relation.SUPERSEDES, confidence=confidence, origin=EdgeOrigin.RULE, rationale=rationale,
+    )
+    before = memory_snapshot(old)
+    old.status = MemoryStatus.SUPERSEDED
+    old.save(update_fields=["status", "updated_at"])
+    for op, obj_type, obj, prev, after in (
+        ("edge.created", "edge", edge, None, edge_snapshot(edge)),
+        ("memory.superseded", "memory", old, before, memory_snapshot(old)),
+    ):
+        change_record(project=memory.project, session=memory.session, actor=ENGINE_ACTOR, op=op,
+                      object_type=obj_type, object_id=obj.pk, before=prev, after=after)
+    return edge
