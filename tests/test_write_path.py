@@ -107,9 +107,9 @@ def test_weak_edges_are_kept_as_proposals(agent_session):
 
 
 def test_announced_change_supersedes_the_related_old_value(agent_session):
-    _send(agent_session, ("user_input", "The staging database for the smoke test is on port 5432"),
+    _send(agent_session, ("user_input", "The staging database for the smoke test is on port 5432 of the db host"),
           ("user_input", "Lunch with the team is booked for Friday"),
-          ("user_input", "Heads-up: the staging database moved, the smoke test must now use port 6432"))
+          ("user_input", "Correction: the staging database for the smoke test moved to port 6432"))
     old = Memory.objects.get(content__contains="5432")
     new = Memory.objects.get(content__contains="6432")
     lunch = Memory.objects.get(content__contains="Lunch")

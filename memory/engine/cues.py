@@ -30,6 +30,11 @@ KIND_CUES: list[tuple[MemoryKind, re.Pattern[str]]] = [
     (MemoryKind.PREFERENCE, re.compile(r"\b(prefer\w*|like|love|hate|favou?rite|rather)\b|喜欢|偏好|更想|讨厌", re.I)),
     (MemoryKind.DECISION, re.compile(r"\b(decided?|choose|chose|will use|go with|settled on)\b|决定|选择|采用", re.I)),
 ]
+# Phrases that announce a replaced value; single words like "now" or "updated" fire on everything.
+CHANGE_CUE = re.compile(
+    r"\b(changed (to|from)|has changed|have changed|moved to|is now|are now|instead of|correction|"
+    r"no longer|from now on|the new (one|number|date|time|address)|updated to)\b"
+    r"|改为|改成|改到|换成|换了新|更正|调整为|不再", re.I)
 NORMALIZE_RE = re.compile(r"[\s\W_]+", re.UNICODE)
 
 

@@ -65,6 +65,8 @@ def interaction_process(*, interaction_id: int) -> Interaction:
             dimensions=dims,
             new_entities=len({e.normalized for e in dims.entities})
             - known_entity_count(project_id=interaction.project_id, found=dims.entities),
+            values_differ_from_nearest=bool(neighbours) and _values(dims.to_json()) != _values(
+                Memory.objects.filter(pk=neighbours[0].memory_id).values_list("dimensions", flat=True).first() or {}),
         )
         scores = score(interaction, evidence, filter_settings(interaction.project, space.name))
         if scores.duplicate_of:
@@ -112,6 +114,13 @@ def interaction_mark_failed(*, interaction_id: int, error: BaseException) -> Non
     Interaction.objects.filter(pk=interaction_id, status__in=PROCESSABLE).update(
         status=InteractionStatus.FAILED, error=f"{type(error).__name__}: {error}"[:2000], attempts=F("attempts") + 1
     )
+
+
+VALUE_KEYS = ("numbers", "dates", "times", "amounts", "identifiers", "urls", "paths")
+
+
+def _values(dimensions: dict) -> set[str]:
+    return {f"{key}:{value}" for key in VALUE_KEYS for value in dimensions.get(key, [])}
 
 
 def _task_similarity(session: AgentSession, embedder: Embedder, vector: Vector) -> float | None:

@@ -20,7 +20,7 @@ from ..conf import memory_settings
 from ..errors import ProviderError
 from ..models import Interaction, InteractionKind, MemoryKind, Project
 from ..providers import get_llm
-from .cues import CHIT_CHAT, KIND_BY_INTERACTION, KIND_CUES, information_length, normalized
+from .cues import CHANGE_CUE, CHIT_CHAT, KIND_BY_INTERACTION, KIND_CUES, information_length, normalized
 from .extraction import Dimensions
 
 logger = logging.getLogger(__name__)
@@ -85,6 +85,7 @@ class Evidence:
     nearest_similarity: float
     dimensions: Dimensions
     new_entities: int
+    values_differ_from_nearest: bool = False  # same words, other numbers/dates: an update, not a repeat
 
 
 class LLMScores(BaseModel):
@@ -113,6 +114,7 @@ def memory_kind(interaction: Interaction, dimensions: Dimensions) -> str:
 
 def importance_score(interaction: Interaction, dimensions: Dimensions) -> float:
     score = 2.5 + sum(bonus for bonus, pattern in IMPORTANCE_CUES if pattern.search(interaction.content))
+    score += 1.0 if CHANGE_CUE.search(interaction.content) else 0.0  # a corrected value drives what follows
     score += 0.5 * sum(bool(values) for values in (dimensions.amounts, dimensions.dates or dimensions.times,
                                                    dimensions.entities))
     if interaction.kind == InteractionKind.TOOL_RESULT and dimensions.intent == "report_error":
@@ -122,6 +124,8 @@ def importance_score(interaction: Interaction, dimensions: Dimensions) -> float:
 
 def novelty_score(evidence: Evidence) -> float:
     base = 5.0 - 4.0 * max(0.0, (evidence.nearest_similarity - 0.5) / 0.45)
+    if evidence.values_differ_from_nearest:
+        base = max(base, 4.0)  # the same sentence with a new value is news
     has_values = any(getattr(evidence.dimensions, name) for name in VALUE_DIMENSIONS)
     return _clamp(base + 0.5 * min(evidence.new_entities, 2) + (0.5 if has_values else 0.0))
 
@@ -141,7 +145,8 @@ def score_offline(interaction: Interaction, evidence: Evidence, settings: dict[s
         return Scores(False, kind, 1.0, 1.0, 1.0, 1.0, "chit-chat with no information", extra={"judge": "rules"})
     if information_length(interaction.content) < memory_settings.MIN_MEMORY_CHARS:
         return Scores(False, kind, 1.0, 1.0, 1.0, 1.0, "too short to carry information", extra={"judge": "rules"})
-    if evidence.nearest_memory_id and evidence.nearest_similarity >= settings["duplicate_similarity"]:
+    if (evidence.nearest_memory_id and evidence.nearest_similarity >= settings["duplicate_similarity"]
+            and not evidence.values_differ_from_nearest):
         return Scores(False, kind, 3.0, 1.0, 1.0, 1.6, f"repeats memory #{evidence.nearest_memory_id}",
                       duplicate_of=evidence.nearest_memory_id, extra={"judge": "rules"})
     sim = evidence.task_similarity

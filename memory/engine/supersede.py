@@ -11,10 +11,9 @@ The old memory stays, marked superseded (out of default recall), linked by a `su
 
 from __future__ import annotations
 
-import re
-
 from ..models import Edge, EdgeOrigin, Memory, MemoryKind, MemoryStatus, Relation
 from .changelog import ENGINE_ACTOR, change_record
+from .cues import CHANGE_CUE
 from .extraction import MULTI_VALUED, AttributeValue
 from .inference import Candidate
 from .snapshots import edge_snapshot, memory_snapshot
@@ -40,11 +39,9 @@ def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
     ]
 
 
-CHANGE_CUE = re.compile(
-    r"\b(changed?|moved|now|instead|correction|corrected|updated?|no longer|from now on|new one|replaced)\b"
-    r"|改为|改成|改到|换了|换成|更正|调整为|变成|不再|现在是|新号码|新的", re.I)
-VALUE_TYPES = ("numbers", "dates", "times", "amounts", "identifiers")
-CHANGE_MIN_SIMILARITY = 0.45
+VALUE_TYPES = ("numbers", "dates", "times", "amounts")
+CHANGE_MIN_SIMILARITY = 0.55
+MAX_VALUES_COMPARED = 2  # a memory listing many numbers is not "the" value that changed
 
 
 def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: list[Candidate]) -> list[Edge]:
@@ -72,6 +69,8 @@ def _changed_value_type(old: Memory, new: Memory) -> str | None:
     """The first value type both mention with different values (new is not a superset of old)."""
     for name in VALUE_TYPES:
         before, after = set(old.dimensions.get(name, [])), set(new.dimensions.get(name, []))
+        if len(before) > MAX_VALUES_COMPARED or len(after) > MAX_VALUES_COMPARED:
+            continue
         if before and after and before - after and after - before:
             return name
     return None
