@@ -1,17 +1,32 @@
-"""`make bench`: run the benchmarks and write docs/benchmarks.md (machine and date included)."""
+"""`make bench`: run the benchmarks and write docs/benchmarks.md (machine and date included).
+
+    python -m bench.run_all                  everything (about 12 minutes on 2 cores)
+    python -m bench.run_all --quick          smaller: recall at 1k/10k only, 200 ingests, 200 accepts
+    python -m bench.run_all --only recall    one section (or several: --only ingest,recall)
+    python -m bench.run_all --report         only rewrite the report from the stored results
+
+Results are kept per section in var/bench/results.json, so a partial run rewrites the report with
+the fresh sections and the last stored numbers of the others (each marked with its own date).
+"""
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import os
 import platform
 import subprocess
+import textwrap
 from pathlib import Path
 
 from . import setup_django
 
 ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "var" / "bench" / "results.json"
+SECTIONS = ("embedding", "ann", "accept", "ingest", "recall")  # run in this order: recall leaves a big index
+RECALL_TARGET_MS = 25.0
+INGEST_TARGET_PER_S = 50.0
 
 
 def machine() -> str:
@@ -21,41 +36,146 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}), {mem_gb:.0f} GiB RAM, Python {platform.python_version()}"
 
 
+def others_running() -> list[str]:
+    """Other test or benchmark processes on this machine (they share the CPU and the database server)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if int(cmdline.parent.name) != os.getpid() and any(b"pytest" in a for a in args[:3]):
+            found.append(b" ".join(args).decode(errors="replace")[:80])
+    return found
+
+
+class Neighbours:
+    """Samples, every 2 s while a section runs, whether a test run shares the machine."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.samples, self.busy, self.seen = 0, 0, set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while True:
+            found = others_running()
+            self.samples += 1
+            self.busy += bool(found)
+            self.seen.update(found)
+            if self._stop.wait(2.0):
+                return
+
+    def __enter__(self) -> Neighbours:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def run_section(name: str, quick: bool) -> dict:
+    from . import accept_latency, embedding, hnsw_recall, ingest_throughput, recall_scale
+
+    if name == "embedding":
+        return embedding.run()
+    if name == "ann":
+        return hnsw_recall.run()
+    if name == "accept":
+        return accept_latency.run(requests=200 if quick else 1000)
+    if name == "ingest":
+        return ingest_throughput.run(count=200 if quick else 1000, profile_count=50 if quick else 100)
+    return recall_scale.run(sizes=recall_scale.QUICK_SIZES if quick else recall_scale.SIZES)
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description="Run the benchmarks and write docs/benchmarks.md.")
+    parser.add_argument("--quick", action="store_true", help="recall at 1k/10k only, 200 ingests, 200 accepts")
+    parser.add_argument("--only", default=",".join(SECTIONS),
+                        help=f"comma-separated sections to run: {', '.join(SECTIONS)} (default: all)")
+    parser.add_argument("--report", action="store_true", help="measure nothing; rewrite the report from stored results")
+    args = parser.parse_args()
+    wanted = [] if args.report else [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = sorted(set(wanted) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
+
     setup_django.setup(embedder="minilm")
     from django.db import connection
-
-    from . import accept_latency, embedding, hnsw_recall
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT version(), extversion FROM pg_extension WHERE extname = 'vector'")
         pg, pgvector = cursor.fetchone()
-    print("embedding throughput…", flush=True)
-    emb = embedding.run()
-    print(json.dumps(emb), flush=True)
-    print("HNSW recall vs exact…", flush=True)
-    ann = hnsw_recall.run()
-    print(json.dumps(ann), flush=True)
-    print("accept latency…", flush=True)
-    acc = accept_latency.run()
-    print(json.dumps(acc), flush=True)
-    write_report(emb, ann, acc, pg.split(",")[0], pgvector)
+    stored = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    sections = stored.get("sections", {})
+    today = datetime.date.today().isoformat()
+    for name in SECTIONS:
+        if name not in wanted:
+            continue
+        print(f"{name}…", flush=True)
+        started = datetime.datetime.now()
+        with Neighbours() as neighbours:
+            data = run_section(name, args.quick)
+        minutes = (datetime.datetime.now() - started).total_seconds() / 60
+        sections[name] = {"measured": today, "quick": args.quick, "minutes": round(minutes, 1),
+                          "concurrent": sorted(neighbours.seen),
+                          "concurrent_share": round(neighbours.busy / max(neighbours.samples, 1), 2),
+                          "load": [round(x, 2) for x in os.getloadavg()], "data": data}
+        print(json.dumps(data)[:2000], flush=True)
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(json.dumps({"sections": sections}, indent=1))
+    write_report(sections, pg.split(",")[0], pgvector, today)
 
 
-def write_report(emb: dict, ann: dict, acc: dict, pg: str, pgvector: str) -> None:
+def _note(section: dict, today: str) -> str:
+    """What a reader must know about how this section was measured, if anything."""
+    notes = []
+    if section["measured"] != today:
+        notes.append(f"measured {section['measured']}")
+    if section.get("quick"):
+        notes.append("quick run")
+    if section.get("concurrent"):
+        share = section.get("concurrent_share", 1.0)
+        notes.append(f"**noisy**: a test run shared the machine for {share:.0%} of it")
+    return f" ({'; '.join(notes)})" if notes else ""
+
+
+def write_report(sections: dict, pg: str, pgvector: str, today: str) -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                           text=True).stdout.strip()
     lines = [
         "# Benchmarks",
         "",
-        f"Measured {datetime.date.today().isoformat()} on {machine()}; {pg}, pgvector {pgvector} "
-        f"(embedded pgserver); commit {commit.strip() or 'unknown'}. Regenerate with `make bench`.",
+        f"Measured {today} on {machine()}; {pg}, pgvector {pgvector} (embedded pgserver); commit "
+        f"{commit.strip() or 'unknown'}{' with local changes' if dirty else ''}. Regenerate with `make bench` "
+        "(`python -m bench.run_all --quick` or `--only recall|ingest|ann|embedding|accept` while developing).",
         "",
-        "## MiniLM embedding (all-MiniLM-L6-v2, CPU, sentence-transformers)",
+    ]
+    writers = {"embedding": _embedding, "ann": _ann, "accept": _accept, "ingest": _ingest, "recall": _recall}
+    for name in ("embedding", "ann", "accept", "recall", "ingest"):
+        if name in sections:
+            lines += writers[name](sections[name]["data"], _note(sections[name], today))
+    (ROOT / "docs" / "benchmarks.md").write_text("\n".join(lines))
+    print(f"wrote {ROOT / 'docs' / 'benchmarks.md'}")
+
+
+def _embedding(emb: dict, note: str) -> list[str]:
+    return [
+        f"## MiniLM embedding (all-MiniLM-L6-v2, CPU, sentence-transformers){note}",
         "",
         f"- batch of {emb['texts']} texts (batch size 64): **{emb['batch_texts_per_s']} texts/s**",
         f"- one text at a time: p50 {emb['single_p50_ms']} ms, p95 {emb['single_p95_ms']} ms",
         "",
-        f"## HNSW recall@10 against exact search ({ann['rows']} MiniLM vectors, {ann['queries']} queries)",
+    ]
+
+
+def _ann(ann: dict, note: str) -> list[str]:
+    return [
+        f"## HNSW recall@10 against exact search ({ann['rows']} MiniLM vectors, {ann['queries']} queries){note}",
         "",
         f"Index built with m=16, ef_construction=64; COPY + index build took {ann['copy_and_index_s']} s.",
         "",
@@ -74,15 +194,267 @@ def write_report(emb: dict, ann: dict, acc: dict, pg: str, pgvector: str) -> Non
         "this; raising `HNSW_M` / `HNSW_EF_CONSTRUCTION` (MEMORY settings) is the knob. Session-scoped search is",
         "exact and unaffected.",
         "",
-        f"## Accept-and-persist latency ({acc['requests']} sequential POSTs to a real uvicorn server)",
+    ]
+
+
+def _accept(acc: dict, note: str) -> list[str]:
+    return [
+        f"## Accept-and-persist latency ({acc['requests']} sequential POSTs to a real uvicorn server){note}",
         "",
         f"- p50 **{acc['p50_ms']} ms**, p95 **{acc['p95_ms']} ms**, p99 {acc['p99_ms']} ms "
         "(one interaction per request, token auth, row + change log + queued job in one transaction,",
         "committed with fsync; one uvicorn process; the client waits for each answer before the next request)",
         "",
     ]
-    (ROOT / "docs" / "benchmarks.md").write_text("\n".join(lines))
-    print(f"wrote {ROOT / 'docs' / 'benchmarks.md'}")
+
+
+def _verdict(met: bool) -> str:
+    return "**met**" if met else "**missed**"
+
+
+def para(*parts: str) -> list[str]:
+    """One paragraph, wrapped at 110 columns, then a blank line."""
+    return textwrap.wrap(" ".join(parts), 110, break_on_hyphens=False, break_long_words=False) + [""]
+
+
+def bullet(*parts: str) -> list[str]:
+    return textwrap.wrap(" ".join(parts), 110, initial_indent="- ", subsequent_indent="  ", break_on_hyphens=False,
+                         break_long_words=False)
+
+
+def _recall(rec: dict, note: str) -> list[str]:
+    sizes = rec["sizes"]
+    largest, smallest = sizes[-1], sizes[0]
+    lines = [f"## Recall latency at scale (one project, up to {largest['memories']:,} memories){note}", ""]
+    lines += para(
+        "One synthetic but realistic project (`bench/recall_scale.py`): sessions of 50–100 memories, each with its",
+        f"source interaction and 1–2 entity mentions ({rec['entities']} entities: those the real extractor finds in",
+        "the texts, padded with synthetic names; a few are very common, most are rare), about three edges per",
+        "memory (next_in_session plus about two dependency edges of mixed relations to earlier memories of the",
+        "session, 12% of those approved and 3% rejected), 8% of memories not active and 2% sensitive. The texts are",
+        f"{rec['distinct_texts']:,} distinct sentences (the demo scenarios in English and Chinese, Python's",
+        "documentation, agent-memory templates); each was embedded once with MiniLM",
+        f"({rec['pool_embed_s']} s) and every memory reuses one, its vector perturbed (σ 0.015 per dimension,",
+        "renormalised: cosine ≈ 0.95 to the original). Search text comes from the real segmenter. Each size is",
+        "built on top of the previous one with `bulk_create`; vectors go in with `bulk_load` (COPY, then one HNSW",
+        "build over the whole space, with `maintenance_work_mem` raised to 1 GB for the session: at the default",
+        "64 MB the graph no longer fits and the build crawls), then VACUUM ANALYZE.",
+    )
+    lines += [
+        "| memories | sessions | edges | mentions | build step (s) | of which vectors: COPY + HNSW build (s) |",
+        "|---|---|---|---|---|---|",
+        *[f"| {s['memories']:,} | {s['sessions']:,} | {s['edges']:,} | {s['mentions']:,} | {s['build_s']} | "
+          f"{s['steps']['vectors_copy_and_index_s']} |" for s in sizes],
+        "",
+    ]
+    lines += para(
+        f"`memory_recall`, project scope, k={rec['k']}, {rec['queries']} queries per size and preset (60% held-out",
+        "documentation sentences, 30% new template sentences, 10% short questions naming entities). Times are the",
+        "trace's own timings **excluding the query embedding**. \"With trace\" is the wall time of the whole call",
+        "minus the embedding: it adds storing the trace, its change-log row, the access counts and the commit. The",
+        "SQL column is the time spent inside the call's SQL statements (how many in brackets); the rest of the",
+        "call is Python. The embedder's cache is off, so every query is embedded. Before measuring, the",
+        "benchmark process runs `gc.collect()` and `gc.freeze()` (see garbage collection below).",
+    )
+    lines += [
+        "| memories | preset | p50 (ms) | p95 (ms) | seeds p50 | ripple p50 | rank + reconstruct p50 "
+        "| with trace p50 / p95 | SQL p50 (statements) | memories activated |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in sizes:
+        for preset, r in s["presets"].items():
+            sql = f"{r['sql_p50_ms']} ({r['sql_statements_mean']:.0f})" if "sql_p50_ms" in r else "–"
+            lines.append(f"| {s['memories']:,} | {preset} | {r['p50_ms']} | **{r['p95_ms']}** | {r['seeds_p50_ms']} | "
+                         f"{r['ripple_p50_ms']} | {r['rank_p50_ms']} | {r['wall_p50_ms']} / {r['wall_p95_ms']} | "
+                         f"{sql} | {r['arrivals_mean']:.0f} |")
+    embeds = [r for s in sizes for r in s["presets"].values()]
+    lines += [""] + para(
+        f"Query embedding (MiniLM, one text; not included above): p50 {min(r['embed_p50_ms'] for r in embeds)}–"
+        f"{max(r['embed_p50_ms'] for r in embeds)} ms, p95 {min(r['embed_p95_ms'] for r in embeds)}–"
+        f"{max(r['embed_p95_ms'] for r in embeds)} ms across the runs above.",
+    )
+    lines += para("Each seed source alone (same queries, the vector precomputed):")
+    lines += [
+        "| memories | vector kNN p50 / p95 | full-text p50 / p95 | entities p50 / p95 |",
+        "|---|---|---|---|",
+        *[f"| {s['memories']:,} | {s['sources']['vector']['p50_ms']} / {s['sources']['vector']['p95_ms']} | "
+          f"{s['sources']['lexical']['p50_ms']} / {s['sources']['lexical']['p95_ms']} | "
+          f"{s['sources']['entities']['p50_ms']} / {s['sources']['entities']['p95_ms']} |" for s in sizes],
+        "",
+    ]
+    at_100k = next((s for s in sizes if s["memories"] >= 100_000), None)
+    target = f"Target (p95 ≤ {RECALL_TARGET_MS:g} ms at 100k for hybrid and 2-hop ripple, without embedding):"
+    if at_100k is None:
+        lines += para(target, "not measured in this run (quick mode stops at 10k).")
+    else:
+        p95 = {preset: r["p95_ms"] for preset, r in at_100k["presets"].items()}
+        lines += para(target, f"{_verdict(max(p95.values()) <= RECALL_TARGET_MS)}:",
+                      ", ".join(f"{preset} p95 {ms} ms" for preset, ms in p95.items()) + ".")
+    diag = rec.get("diagnosis")
+    if diag:
+        lines += [f"### Where the time goes at {largest['memories']:,} memories", ""]
+        lines += para(
+            "Each slow step timed as the engine runs it and as a what-if on scratch copies of the data",
+            f"({diag['queries']} of the queries; `diagnose()` in `bench/recall_scale.py`; the engine's plans for",
+            "the slowest query of each kind follow the findings):",
+        )
+        lines += [
+            "| step | p50 (ms) | p95 (ms) |",
+            "|---|---|---|",
+            *[f"| {v['variant']} | {v['p50_ms']} | {v['p95_ms']} |" for v in diag["variants"]],
+            "",
+        ]
+        lines += bullet(
+            "**Full-text seeds grow with the project.** The query's terms are OR-ed, so a query matches",
+            f"{diag['lexical_matches_p50']:,} memories at the median ({diag['lexical_matches_p95']:,} at p95), and",
+            "PostgreSQL recomputes `to_tsvector(search_text)` for every match twice (GIN recheck and `ts_rank`),",
+            "because the GIN index is on an expression and no tsvector is stored (the planner adds two parallel",
+            "workers, on two cores). Storing the tsvector (a generated column, GIN index on it) removes the parsing;",
+            "dropping query",
+            "terms that occur in more than 2% of the project's memories bounds the rows to rank (document",
+            f"frequencies from `ts_stat` cost {diag['ts_stat_ms']:.0f} ms here, so they would be cached per project",
+            "and refreshed by maintenance).",
+        )
+        lines += bullet(
+            "**Entity seeds** count every mention of every entity named in the query. A common entity (a city, a",
+            "language) has thousands of mentions, and the planner hash-joins them with a sequential scan of",
+            "`memory_memory`. At most a few hundred newest mentions per entity, from an `(entity_id, memory_id)`",
+            "index, bound the work. (The entity match is a substring test, so a short entity name such as \"use\"",
+            "also matches inside \"because\".)",
+        )
+        lines += bullet(
+            f"**Ripple's rank step** loads every activated memory (median {diag['activated_p50']}) as a full model",
+            "instance with all its source interactions prefetched, to keep k of them. Ranking needs three columns;",
+            "full rows and provenance are needed for the top k only.",
+        )
+        small = smallest["presets"].get("ripple", {})
+        lines += bullet(
+            "**A floor that does not depend on size.** The vector kNN stays at 2–4 ms at every size, yet at",
+            f"{smallest['memories']:,} memories 2-hop ripple already costs {small.get('p50_ms')} ms p50",
+            f"({small.get('sql_statements_mean', 0):.0f} SQL statements per call, the trace write included, taking",
+            f"{small.get('sql_p50_ms')} ms; the rest is the ORM building queries and model instances, the spreading",
+            "loop and ranking in Python). The fixes above take the size-dependent part away; reaching 25 ms also",
+            "needs fewer round trips (one statement for the three seed sources, the two hops as one recursive",
+            "query, the embedding space cached instead of fetched per recall, the HNSW search without its own",
+            "BEGIN/SET LOCAL/COMMIT) and plain tuples instead of model instances.",
+        )
+        lines.append("")
+        for kind, item in diag.get("plans", {}).items():
+            lines += [f"<details><summary>EXPLAIN ANALYZE, {kind} seeds, query “{item['query'][:70]}”</summary>",
+                      "", "```", *item["plan"].splitlines(), "```", "", "</details>", ""]
+    gc_server = rec.get("gc_server")
+    if gc_server:
+        lines += para(
+            "**Garbage-collection pauses.** A process like the web server (ASGI app imported, jieba warm, MiniLM",
+            f"loaded) holds {gc_server['objects']:,} objects the collector tracks, and one full collection takes",
+            f"**{gc_server['full_gc_ms']} ms** here. CPython runs one whenever enough new objects have survived; while",
+            "this benchmark was being written, without the freeze, that happened in about one recall in 30 and added",
+            "its whole pause to that recall (the slowest recalls at every size, even 1k). `gc.freeze()` after",
+            "warm-up (at ASGI start and worker start) takes those objects out of all later collections.",
+        )
+    return lines
+
+
+def _ingest(ing: dict, note: str) -> list[str]:
+    runs = list(ing.values())
+    one = ing.get("minilm-1")
+    lines = [f"## Ingest throughput through the real pipeline{note}", ""]
+    lines += para(
+        "`interactions_accept` + `interaction_process` in inline mode (`bench/ingest_throughput.py`): the accept",
+        "transaction commits, then the whole write path runs in the same call (embed, extract, score, memory +",
+        "vector + entities + edges + supersede, change log, live events). Sessions of 50 interactions, posted one",
+        "after the other by one process; four sessions replay the demo scenarios (two of them Chinese) with their",
+        "task, the others are documentation and agent-memory sentences, half of them with a task. Every text is",
+        "new, so the embedder's cache never answers. The hashing embedder shows the cost of everything but the",
+        "model.",
+    )
+    lines += [
+        "| embedder | per call | interactions | interactions/s | p50 per call (ms) | p95 (ms) | p99 (ms) "
+        "| kept / filtered | edges |",
+        "|---|---|---|---|---|---|---|---|---|",
+        *[f"| {r['embedder']} | {r['batch']} | {r['interactions']} | **{r['per_s']}** | {r['p50_ms']} | "
+          f"{r['p95_ms']} | {r['p99_ms']} | {r['statuses'].get('kept', 0)} / {r['statuses'].get('filtered', 0)}"
+          f"{' (' + str(r['statuses']['failed']) + ' failed)' if r['statuses'].get('failed') else ''} "
+          f"| {r['edges']} |" for r in runs],
+        "",
+    ]
+    if not one:
+        return lines
+    best = max(r["per_s"] for r in runs if r["embedder"] == "minilm")
+    lines += para(
+        f"Target (offline pipeline ≥ {INGEST_TARGET_PER_S:g} interactions/s with MiniLM):",
+        f"{_verdict(best >= INGEST_TARGET_PER_S)}: {one['per_s']}/s one interaction per call, {best}/s at best.",
+    )
+    lines += para(
+        "Where the time goes: wall time per interaction, measured during the runs above by wrapping the",
+        "pipeline's functions (↳ rows are included in the row above them; the last rows are totals over the",
+        "whole call, wherever they happen):",
+    )
+    lines += [
+        "| stage | " + " | ".join(f"{r['embedder']}, {r['batch']}/call: ms (calls)" for r in runs) + " |",
+        "|---|" + "---|" * len(runs),
+    ]
+    for label in dict.fromkeys(row["stage"] for r in runs for row in r["stages"]):
+        cells = []
+        for r in runs:
+            row = next((x for x in r["stages"] if x["stage"] == label), None)
+            cells.append(f"{row['ms_per_interaction']} ({row['calls_per_interaction']})" if row else "–")
+        depth = (len(label) - len(label.lstrip())) // 2
+        lines.append(f"| {'↳ ' * depth}{label.strip()} | " + " | ".join(cells) + " |")
+    lines += ["| whole call, per interaction | " + " | ".join(f"{round(1000 / r['per_s'], 1)}" for r in runs) + " |",
+              ""]
+    lines += para(
+        f"cProfile of {one['cprofile_interactions']} more MiniLM interactions, one per call (own time per",
+        "interaction, profiler overhead included):",
+    )
+    lines += [
+        "| function | own ms / interaction | calls / interaction |",
+        "|---|---|---|",
+        *[f"| `{c['function']}` | {c['own_ms_per_interaction']} | {c['calls_per_interaction']} |"
+          for c in one["cprofile"][:10]],
+        "",
+        *_ingest_findings(runs),
+    ]
+    return lines
+
+
+def _stage(run: dict, label: str, key: str = "ms_per_interaction") -> float:
+    return next((row[key] for row in run["stages"] if row["stage"].strip() == label), 0.0)
+
+
+def _ingest_findings(runs: list[dict]) -> list[str]:
+    by = {(r["embedder"], r["batch"]): r for r in runs}
+    one, hashing, batched = by.get(("minilm", 1)), by.get(("hashing", 1)), by.get(("minilm", 10))
+    if not (one and hashing and batched):
+        return []
+    sql, log, events = "SQL statements (everywhere)", "change log rows (everywhere)", "live events after commit " \
+        "(everywhere)"
+    lines = bullet(
+        f"**The model**: {_stage(one, 'embedding model calls')} ms per interaction when each call brings one",
+        "interaction; with 10 per call the pipeline embeds them in one model call first (`embedding_cache_warm`),",
+        f"{_stage(batched, 'embedding model calls')} ms per interaction. These texts are longer than the",
+        "single-sentence embedding benchmark above (documentation sentences up to 300 characters), and on two",
+        "cores batching gains less than the batch-of-64 throughput suggests.",
+    )
+    lines += bullet(
+        f"**Everything else** costs {round(1000 / hashing['per_s'], 1)} ms per interaction even with a free",
+        f"embedder (hashing): {_stage(hashing, sql, 'calls_per_interaction')} SQL statements",
+        f"({_stage(hashing, sql)} ms inside them) and the ORM's Python around them;",
+        f"{_stage(hashing, log, 'calls_per_interaction')} change-log rows, each its own INSERT after its own",
+        f"advisory-lock query; as many live-event publications after commit ({_stage(hashing, events)} ms), each",
+        "its own `async_to_sync` call (a thread hop); edges inserted one by one, each after two existence",
+        "queries and with its change-log row; edge candidates fetched in four queries (ids, vectors, entity",
+        "overlap, then the memories with their sources). 50 interactions/s leaves 20 ms per interaction for all",
+        "of it.",
+    )
+    lines += bullet(
+        "**To get there**: embed in batches (the worker already embeds its next pending interactions",
+        "together); publish a transaction's changes in one `async_to_sync` call; take the advisory lock once",
+        "per transaction and `bulk_create` the change-log rows and edges; fetch candidates with their vectors,",
+        "overlap and sources in one query; let the worker process a session's pending interactions in one",
+        "transaction; and `gc.freeze()` after warm-up (see recall).",
+    )
+    return lines + [""]
 
 
 if __name__ == "__main__":

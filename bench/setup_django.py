@@ -23,3 +23,17 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
     return ordered[index]
+
+
+def gc_settle() -> None:
+    """Collect, then move every live object out of the collector's sight (gc.freeze).
+
+    A benchmark process holds far more long-lived objects than a server (the corpus, every stdlib
+    module imported for its docstrings, the model), and a full collection walks all of them: without
+    this, a ~0.3 s pause lands in some random measured call. The server's own pause is measured
+    separately (recall_scale.gc_probe).
+    """
+    import gc
+
+    gc.collect()
+    gc.freeze()

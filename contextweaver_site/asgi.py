@@ -1,5 +1,6 @@
 """ASGI entry point: HTTP through Django, websockets through Channels (authenticated sessions)."""
 
+import gc
 import os
 
 from django.core.asgi import get_asgi_application
@@ -18,6 +19,10 @@ from memory.routing import websocket_urlpatterns  # noqa: E402
 # Load jieba's dictionary and the embedding model now (a few seconds), not in the first request.
 warm_up()
 get_embedder().embed_one("warm-up")
+# The loaded model and dictionary are ~500k long-lived objects; a full GC pass over them took ~300 ms
+# (docs/benchmarks.md). Freezing moves them out of the collector's way.
+gc.collect()
+gc.freeze()
 
 application = ProtocolTypeRouter(
     {
