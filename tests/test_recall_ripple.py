@@ -127,3 +127,11 @@ def test_dependency_order_puts_causes_first_even_when_later_in_time(project, age
     ordered = dependency_order([effect, cause], [edge])
     assert ordered == [cause, effect]
     assert "2. [" in tell(ordered, [edge]) and "because of #1" in tell(ordered, [edge])
+
+
+def test_entity_names_match_whole_words_only():
+    from memory.engine.recall.seeds import _whole_word
+
+    assert not _whole_word("use", "because of the price")
+    assert _whole_word("bund garden hotel", "why is the bund garden hotel full?")
+    assert _whole_word("杭州", "为什么杭州的酒店满房")

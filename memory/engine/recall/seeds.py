@@ -7,10 +7,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
-from django.db.models import Count, F, QuerySet, Value
+from django.db.models import F, QuerySet, Value
 from django.db.models.functions import Length, StrIndex
 
-from ...models import Entity, Memory, Project
+from ...models import Entity, EntityMention, Memory, Project
 from ...providers.base import Vector
 from ..extraction import segment
 from ..vector_index import nearest
@@ -65,19 +65,33 @@ def lexical_ranking(scope: Scope, text: str, limit: int) -> list[int]:
     return list(rows)
 
 
+MENTIONS_PER_ENTITY = 200  # newest mentions only: a very common entity must not scan the project
+
+
 def entity_ranking(scope: Scope, text: str, limit: int) -> list[int]:
-    """Memories mentioning entities whose name appears in the query; more shared entities first."""
-    entity_ids = list(
-        Entity.objects.filter(project=scope.project)
-        .annotate(at=StrIndex(Value(text.casefold()), F("normalized_name")), size=Length("normalized_name"))
-        .filter(at__gt=0, size__gte=2).values_list("id", flat=True)[:50]
-    )
-    if not entity_ids:
+    """Memories mentioning entities named in the query (whole words); more of them first, then newest."""
+    lowered = text.casefold()
+    named = (Entity.objects.filter(project=scope.project)
+             .annotate(at=StrIndex(Value(lowered), F("normalized_name")), size=Length("normalized_name"))
+             .filter(at__gt=0, size__gte=2).values_list("id", "normalized_name")[:50])
+    entity_ids = [eid for eid, name in named if _whole_word(name, lowered)]
+    hits: dict[int, int] = defaultdict(int)
+    for entity_id in entity_ids:
+        recent = (EntityMention.objects.filter(entity_id=entity_id).order_by("-memory_id")
+                  .values_list("memory_id", flat=True)[:MENTIONS_PER_ENTITY])
+        for memory_id in recent:
+            hits[memory_id] += 1
+    if not hits:
         return []
-    rows = (scope.memories().filter(mentions__entity_id__in=entity_ids)
-            .annotate(hits=Count("mentions", distinct=True))
-            .order_by("-hits", F("importance").desc(), "-occurred_at").values_list("id", flat=True)[:limit])
-    return list(rows)
+    allowed = set(scope.memories().filter(pk__in=hits).values_list("id", flat=True))
+    return sorted(allowed, key=lambda m: (-hits[m], -m))[:limit]
+
+
+def _whole_word(name: str, text: str) -> bool:
+    """ASCII names must match as words ("use" is not in "because"); CJK names have no word breaks."""
+    if not name.isascii():
+        return True
+    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text) is not None
 
 
 def fuse(rankings: dict[str, list[int]], config: RecallConfig) -> list[Seed]:
