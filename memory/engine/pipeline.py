@@ -16,6 +16,7 @@ from ..models import (
     AgentSession,
     Edge,
     EdgeOrigin,
+    EmbeddingSpace,
     Entity,
     Interaction,
     InteractionStatus,
@@ -71,7 +72,7 @@ def interaction_process(*, interaction_id: int) -> Interaction:
         scores = score(interaction, evidence, filter_settings(interaction.project, space.name))
         if scores.duplicate_of:
             Memory.objects.get(pk=scores.duplicate_of).sources.add(interaction)
-        memory = _memory_create(interaction, scores, dims, vector, neighbours) if scores.keep else None
+        memory = _memory_create(interaction, scores, dims, vector, space, neighbours) if scores.keep else None
         interaction.status = InteractionStatus.KEPT if memory else InteractionStatus.FILTERED
         interaction.scores, interaction.reason = scores.to_json(), scores.reason
         interaction.error, interaction.processed_at = "", timezone.now()
@@ -130,7 +131,7 @@ def _task_similarity(session: AgentSession, embedder: Embedder, vector: Vector) 
 
 
 def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, vector: Vector,
-                   neighbours: list[Neighbour]) -> Memory:
+                   space: EmbeddingSpace, neighbours: list[Neighbour]) -> Memory:
     session, project = interaction.session, interaction.project
     previous = Memory.objects.filter(session=session).exclude(status=MemoryStatus.FORGOTTEN) \
         .order_by("-occurred_at", "-id").first()
@@ -141,13 +142,11 @@ def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, v
         occurred_at=interaction.occurred_at, dimensions={**dims.to_json(), "source_kind": interaction.kind},
     )
     memory.sources.add(interaction)
-    embedder = get_embedder()
-    MemoryEmbedding.objects.create(memory=memory, space=space_for(embedder), project=project, session=session,
-                                   vector=vector)
+    MemoryEmbedding.objects.create(memory=memory, space=space, project=project, session=session, vector=vector)
     change_record(project=project, session=session, actor=ENGINE_ACTOR, op="memory.created",
                   object_type="memory", object_id=memory.pk, after=memory_snapshot(memory))
     entities, _created = mentions_link(memory=memory, found=dims.entities)
-    candidates = _candidates(memory, vector, neighbours, entities, previous)
+    candidates = _candidates(memory, vector, space, neighbours, entities, previous)
     threshold = float((project.settings or {}).get("edge_confidence_threshold", DEFAULT_EDGE_THRESHOLD))
     edges_apply(memory, infer(memory, candidates), threshold)
     if previous is not None:
@@ -156,8 +155,8 @@ def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, v
     return memory
 
 
-def _candidates(memory: Memory, vector: Vector, neighbours: list[Neighbour], entities: list[Entity],
-                previous: Memory | None) -> list[Candidate]:
+def _candidates(memory: Memory, vector: Vector, space: EmbeddingSpace, neighbours: list[Neighbour],
+                entities: list[Entity], previous: Memory | None) -> list[Candidate]:
     """Top-K similar + sharing an entity + the previous memory, each with similarity and overlap."""
     ids = {n.memory_id for n in neighbours}
     if entities:
@@ -169,8 +168,7 @@ def _candidates(memory: Memory, vector: Vector, neighbours: list[Neighbour], ent
     ids.discard(memory.pk)
     if not ids:
         return []
-    vectors = dict(MemoryEmbedding.objects.filter(memory_id__in=ids, space__name=get_embedder().space_name)
-                   .values_list("memory_id", "vector"))
+    vectors = dict(MemoryEmbedding.objects.filter(memory_id__in=ids, space=space).values_list("memory_id", "vector"))
     entity_ids = {e.pk for e in entities}
     overlap = dict(Memory.objects.filter(pk__in=ids, mentions__entity_id__in=entity_ids)
                    .annotate(n=Count("mentions", distinct=True)).values_list("id", "n")) if entity_ids else {}
