@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.postgres.indexes import GinIndex
-from django.contrib.postgres.search import SearchVector
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import F, Q
 
@@ -37,6 +37,10 @@ class Memory(models.Model):
     content = models.TextField()
     # Space-separated search terms (Chinese segmented by jieba), indexed for full-text recall.
     search_text = models.TextField(blank=True, default="")
+    # Stored so full-text recall neither parses rows at query time nor rechecks by re-parsing.
+    search_vector = models.GeneratedField(
+        expression=SearchVector("search_text", config="simple"), output_field=SearchVectorField(), db_persist=True
+    )
     kind = models.CharField(max_length=16, choices=MemoryKind.choices, default=MemoryKind.FACT)
     dimensions = models.JSONField(default=dict, blank=True)
     importance = models.FloatField(default=3.0)
@@ -55,7 +59,7 @@ class Memory(models.Model):
         indexes = [
             models.Index(fields=["session", "occurred_at"]),
             models.Index(fields=["project", "status"]),
-            GinIndex(SearchVector("search_text", config="simple"), name="memory_search_text_gin"),
+            GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
         ]
         verbose_name_plural = "memories"
 
