@@ -105,6 +105,8 @@ class EntityMention(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["memory", "entity"], name="mention_unique")]
+        # Entity seeds read an entity's newest mentions: one index range, however common the entity.
+        indexes = [models.Index(fields=["entity", "memory"], name="mention_entity_memory")]
 
 
 class Relation(models.TextChoices):
