@@ -376,168 +376,110 @@ def recall_measure(project, queries: list[str], preset: str, k: int) -> dict:
     }
 
 
+def _fragments(scope, space, text: str, vector, pool_size: int) -> dict:
+    from memory.engine.recall.seeds import entities_named, entity_fragment, lexical_fragment, vector_fragment
+
+    return {
+        "vector": vector_fragment(scope, space, vector, pool_size),
+        "lexical": lexical_fragment(scope, text, pool_size),
+        "entities": entity_fragment(scope, entities_named(scope.project, text), pool_size),
+    }
+
+
 def sources_measure(project, space, queries: list[str], vectors: list, pool_size: int) -> dict:
-    """Each seed source alone (the vector is precomputed), to see which one grows with the project."""
-    from memory.engine.recall.seeds import Scope, entity_ranking, lexical_ranking, vector_ranking
+    """Each seed source alone (the vector precomputed), to see whether one grows with the project.
+
+    The entity source's time includes finding the entities the query names (its own statement).
+    """
+    from memory.engine.recall.seeds import Scope, entities_named, entity_fragment, rankings
 
     scope = Scope(project, None, ("active",), False)
-    calls = {
-        "vector": lambda q, v: vector_ranking(scope, space, v, pool_size),
-        "lexical": lambda q, v: lexical_ranking(scope, q, pool_size),
-        "entities": lambda q, v: entity_ranking(scope, q, pool_size),
-    }
     out = {}
-    for name, call in calls.items():
+    for name in ("vector", "lexical", "entities"):
         latencies = []
         for text, vector in zip(queries, vectors, strict=True):
             t0 = time.perf_counter()
-            call(text, vector)
+            if name == "entities":
+                rankings([entity_fragment(scope, entities_named(project, text), pool_size)])
+            else:
+                rankings([_fragments(scope, space, text, vector, pool_size)[name]])
             latencies.append((time.perf_counter() - t0) * 1000)
         out[name] = {"p50_ms": round(percentile(latencies, 50), 2), "p95_ms": round(percentile(latencies, 95), 2)}
     return out
 
 
-def lexical_queryset(scope, text: str, limit: int):
-    """The queryset of seeds.lexical_ranking, rebuilt here to EXPLAIN it."""
-    from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+def diagnose(project, space, queries: list[str], vectors: list, pool_size: int = 30) -> dict:
+    """What the seed statement does at this size: rows the full-text part must rank, and plans.
 
-    from memory.engine.recall.seeds import lexical_query
-
-    query = SearchQuery(lexical_query(text), search_type="raw", config="simple")
-    vector = SearchVector("search_text", config="simple")
-    return (scope.memories().annotate(sv=vector).filter(sv=query).annotate(rank=SearchRank(vector, query))
-            .order_by("-rank", "-importance", "id").values_list("id", flat=True)[:limit])
-
-
-def entity_queryset(scope, text: str, limit: int):
-    """The second queryset of seeds.entity_ranking, rebuilt here to EXPLAIN it."""
-    from django.db.models import Count, F, Value
-    from django.db.models.functions import Length, StrIndex
-
-    from memory.models import Entity
-
-    entity_ids = list(Entity.objects.filter(project=scope.project)
-                      .annotate(at=StrIndex(Value(text.casefold()), F("normalized_name")),
-                                size=Length("normalized_name"))
-                      .filter(at__gt=0, size__gte=2).values_list("id", flat=True)[:50])
-    return (scope.memories().filter(mentions__entity_id__in=entity_ids).annotate(hits=Count("mentions", distinct=True))
-            .order_by("-hits", F("importance").desc(), "-occurred_at").values_list("id", flat=True)[:limit])
-
-
-LEXICAL_SQL = (
-    "SELECT id FROM bench_scratch_lex WHERE project_id = %s AND status = 'active' AND NOT sensitive "
-    "AND tsv @@ to_tsquery('simple', %s) ORDER BY ts_rank(tsv, to_tsquery('simple', %s)) DESC, importance DESC, id "
-    "LIMIT %s"
-)
-ENTITY_SQL = (
-    "SELECT m.id FROM unnest(%s::bigint[]) AS q(entity_id) CROSS JOIN LATERAL (SELECT s.memory_id "
-    "FROM bench_scratch_mention s WHERE s.entity_id = q.entity_id ORDER BY s.memory_id DESC LIMIT %s) c "
-    "JOIN memory_memory m ON m.id = c.memory_id WHERE m.project_id = %s AND m.status = 'active' AND NOT m.sensitive "
-    "GROUP BY m.id ORDER BY count(*) DESC, m.importance DESC, m.occurred_at DESC LIMIT %s"
-)
-
-
-def diagnose(project, queries: list[str], pool_size: int = 30, k: int = 10) -> dict:
-    """Where the time goes at this size, and what the suggested fixes would save.
-
-    Each slow stage is timed as the engine runs it and as a what-if built on scratch copies
-    (never touching the engine's tables): a stored tsvector column, dropping query terms found in
-    more than 2% of the project's memories, at most 200 memories per entity with an
-    (entity, memory) index, and ranking on three columns before loading full rows for the top k.
+    The slowest query's combined seed statement is kept with EXPLAIN ANALYZE, as the engine runs it.
     """
     from django.db import connection
-    from django.db.models import F, Value
-    from django.db.models.functions import Length, StrIndex
 
-    from memory.engine.recall import RecallQuery, _load_with_provenance, memory_recall
-    from memory.engine.recall.seeds import Scope, entity_ranking, lexical_query, lexical_ranking
-    from memory.models import Entity, Memory
+    from memory.engine.recall.seeds import Scope, lexical_query, rankings
 
     scope = Scope(project, None, ("active",), False)
-    with connection.cursor() as cursor:
-        cursor.execute("DROP TABLE IF EXISTS bench_scratch_lex, bench_scratch_mention")
-        cursor.execute("CREATE TABLE bench_scratch_lex AS SELECT id, project_id, status, sensitive, importance, "
-                       "to_tsvector('simple', coalesce(search_text, '')) AS tsv FROM memory_memory")
-        cursor.execute("CREATE INDEX ON bench_scratch_lex USING gin (tsv)")
-        cursor.execute("CREATE TABLE bench_scratch_mention AS SELECT entity_id, memory_id FROM memory_entitymention")
-        cursor.execute("CREATE INDEX ON bench_scratch_mention (entity_id, memory_id)")
-        cursor.execute("VACUUM ANALYZE bench_scratch_lex")
-        cursor.execute("VACUUM ANALYZE bench_scratch_mention")
+    latencies, matched = [], []
+    for text, vector in zip(queries, vectors, strict=True):
+        fragments = [f for f in _fragments(scope, space, text, vector, pool_size).values() if f is not None]
         t0 = time.perf_counter()
-        cursor.execute("SELECT word, ndoc FROM ts_stat(%s)",
-                       [f"SELECT tsv FROM bench_scratch_lex WHERE project_id = {int(project.pk)}"])
-        df = dict(cursor.fetchall())
-        ts_stat_ms = (time.perf_counter() - t0) * 1000
-    common = 0.02 * Memory.objects.filter(project=project).count()
-
-    def lexical_stored(text: str, prune: bool) -> list[int]:
-        raw = lexical_query(text)
-        if raw is None:
-            return []
-        if prune:
-            terms = raw.split(" | ")
-            raw = " | ".join([t for t in terms if df.get(t, 0) <= common] or terms)
-        with connection.cursor() as cursor:
-            cursor.execute(LEXICAL_SQL, [project.pk, raw, raw, pool_size])
-            return [r[0] for r in cursor.fetchall()]
-
-    def entities_capped(text: str) -> list[int]:
-        ids = list(Entity.objects.filter(project=project)
-                   .annotate(at=StrIndex(Value(text.casefold()), F("normalized_name")), size=Length("normalized_name"))
-                   .filter(at__gt=0, size__gte=2).values_list("id", flat=True)[:50])
-        if not ids:
-            return []
-        with connection.cursor() as cursor:
-            cursor.execute(ENTITY_SQL, [ids, 200, project.pk, pool_size])
-            return [r[0] for r in cursor.fetchall()]
-
-    activated = [list({a["memory_id"] for a in memory_recall(
-        project=project, query=RecallQuery(text=q, k=k, preset="ripple"), actor="bench").trace.activations})
-        for q in queries]
-
-    def load_lean(ids: list[int]) -> None:
-        rows = sorted(Memory.objects.filter(pk__in=ids).values_list("id", "importance", "occurred_at"),
-                      key=lambda r: (-r[1], r[2]))  # stands in for rank(): same columns, same amount of work
-        _load_with_provenance([r[0] for r in rows[:k]])
-
-    variants = {
-        "lexical (engine: to_tsvector per row, all terms)": lambda i, q: lexical_ranking(scope, q, pool_size),
-        "lexical, stored tsvector": lambda i, q: lexical_stored(q, prune=False),
-        "lexical, stored tsvector + terms in >2% of memories dropped": lambda i, q: lexical_stored(q, prune=True),
-        "entities (engine: every mention of every named entity)": lambda i, q: entity_ranking(scope, q, pool_size),
-        "entities, ≤200 newest mentions per entity + (entity, memory) index": lambda i, q: entities_capped(q),
-        "ripple: load all activated memories + sources (engine)": lambda i, q: _load_with_provenance(activated[i]),
-        "ripple: rank on 3 columns, full rows + sources for top k only": lambda i, q: load_lean(activated[i]),
-    }
-    rows, slowest = [], {}
-    for name, call in variants.items():
-        latencies = []
-        for i, text in enumerate(queries):
-            t0 = time.perf_counter()
-            call(i, text)
-            latencies.append((time.perf_counter() - t0) * 1000)
-        rows.append({"variant": name, "p50_ms": round(percentile(latencies, 50), 2),
-                     "p95_ms": round(percentile(latencies, 95), 2)})
-        slowest[name.split(" ")[0]] = queries[max(range(len(queries)), key=latencies.__getitem__)]
-    plans = {
-        "lexical": {"query": slowest["lexical"],
-                    "plan": lexical_queryset(scope, slowest["lexical"], pool_size).explain(analyze=True)},
-        "entities": {"query": slowest["entities"],
-                     "plan": entity_queryset(scope, slowest["entities"], pool_size).explain(analyze=True)},
-    }
-    matched = []
-    for text in queries:
+        rankings(fragments)
+        latencies.append((time.perf_counter() - t0) * 1000)
         raw = lexical_query(text)
         if raw:
             with connection.cursor() as cursor:
-                cursor.execute("SELECT count(*) FROM bench_scratch_lex WHERE project_id = %s AND tsv @@ "
-                               "to_tsquery('simple', %s)", [project.pk, raw])
+                cursor.execute("SELECT count(*) FROM memory_memory WHERE project_id = %s AND "
+                               "search_vector @@ to_tsquery('simple', %s)", [project.pk, raw])
                 matched.append(cursor.fetchone()[0])
-    with connection.cursor() as cursor:
-        cursor.execute("DROP TABLE bench_scratch_lex, bench_scratch_mention")
-    return {"queries": len(queries), "variants": rows, "ts_stat_ms": round(ts_stat_ms, 1), "plans": plans,
+    slowest = max(range(len(queries)), key=latencies.__getitem__)
+    plan = _seed_plan(scope, space, queries[slowest], vectors[slowest], pool_size)
+    return {"queries": len(queries), "seeds_p50_ms": round(percentile(latencies, 50), 2),
+            "seeds_p95_ms": round(percentile(latencies, 95), 2),
             "lexical_matches_p50": percentile(matched, 50), "lexical_matches_p95": percentile(matched, 95),
-            "activated_p50": percentile([len(a) for a in activated], 50)}
+            "plans": {"combined": {"query": queries[slowest], "plan": plan}}}
+
+
+def remeasure(project, queries: int, k: int = 10) -> dict:
+    """Measure a kept project again (after an engine change) without rebuilding it."""
+    from django.conf import settings
+    from django.test.utils import override_settings
+
+    from memory.engine.vector_index import space_for
+    from memory.providers.minilm import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder(batch_size=64, cache_size=0)
+    query_texts = queries_build(set(pool_texts()), queries)
+    query_vectors = embedder.embed(query_texts)
+    space = space_for(embedder)
+    out: dict = {"presets": {}}
+    with override_settings(MEMORY={**settings.MEMORY, "EMBEDDER": "minilm", "EMBED_CACHE_SIZE": 0}):
+        recall_measure(project, query_texts[:10], "ripple", k)
+        gc_settle()
+        for preset in PRESETS:
+            out["presets"][preset] = recall_measure(project, query_texts, preset, k)
+            print(f"  {preset}: p50 {out['presets'][preset]['p50_ms']} p95 {out['presets'][preset]['p95_ms']}",
+                  flush=True)
+        out["sources"] = sources_measure(project, space, query_texts, query_vectors, 30)
+        out["diagnosis"] = diagnose(project, space, query_texts[::5], query_vectors[::5])
+    return out
+
+
+def _seed_plan(scope, space, text: str, vector, pool_size: int) -> str:
+    from django.db import connection
+
+    from memory.engine.recall import seeds
+
+    captured: list[tuple[str, list]] = []
+
+    def capture(execute, statement, params, many, context):
+        captured.append((statement, params))
+        return execute(statement, params, many, context)
+
+    with connection.execute_wrapper(capture):
+        seeds.rankings([f for f in _fragments(scope, space, text, vector, pool_size).values() if f is not None])
+    statement, params = captured[-1]
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, COSTS OFF) " + statement, params)
+        return "\n".join(r[0] for r in cursor.fetchall())
 
 
 def run(sizes: tuple[int, ...] = SIZES, queries: int = 200, k: int = 10, keep: bool = False) -> dict:
@@ -575,7 +517,7 @@ def run(sizes: tuple[int, ...] = SIZES, queries: int = 200, k: int = 10, keep: b
             print(f"  {size} seed sources: {json.dumps(entry['sources'])}", flush=True)
             results.append(entry)
         print("  recall scale: diagnosis at the largest size…", flush=True)
-        diagnosis = diagnose(project, query_texts[::5], k=k)
+        diagnosis = diagnose(project, space, query_texts[::5], query_vectors[::5])
         print(f"  {json.dumps(diagnosis)}", flush=True)
     if not keep:
         project_delete(SLUG)
@@ -596,13 +538,13 @@ if __name__ == "__main__":
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--keep", action="store_true", help="leave the project in the bench database")
-    parser.add_argument("--diagnose", action="store_true", help="only diagnose the project left by --keep")
+    parser.add_argument("--diagnose", action="store_true",
+                        help="build nothing: measure and diagnose the project left by --keep")
     args = parser.parse_args()
     setup_django.setup(embedder="minilm")
     if args.diagnose:
         from memory.models import Project
 
-        project = Project.objects.get(slug=SLUG)
-        print(json.dumps(diagnose(project, queries_build(set(pool_texts()), args.queries)[::5]), indent=1))
+        print(json.dumps(remeasure(Project.objects.get(slug=SLUG), args.queries), indent=1))
         raise SystemExit
     print(json.dumps(run(tuple(int(s) for s in args.sizes.split(",")), args.queries, keep=args.keep), indent=1))

@@ -47,6 +47,28 @@ def space_for(embedder: Embedder) -> EmbeddingSpace:
     return space
 
 
+_cached_spaces: dict[tuple[str, str, int], EmbeddingSpace] = {}
+
+
+def cached_space_for(embedder: Embedder) -> EmbeddingSpace:
+    """space_for without its query on every recall: a space row is never deleted, only created.
+
+    A row read inside an open transaction might still be rolled back, so only rows seen outside
+    one are kept; a flush of the database (tests) empties the cache through post_migrate.
+    """
+    key = (str(connection.settings_dict["NAME"]), embedder.space_name, embedder.dimensions)
+    space = _cached_spaces.get(key)
+    if space is None:
+        space = space_for(embedder)
+        if not connection.in_atomic_block:
+            _cached_spaces[key] = space
+    return space
+
+
+def cached_spaces_clear(**kwargs) -> None:
+    _cached_spaces.clear()
+
+
 def index_name(space: EmbeddingSpace) -> str:
     return f"memory_emb_hnsw_{space.pk}"
 
@@ -109,22 +131,22 @@ def bulk_load(space: EmbeddingSpace, rows: Iterable[EmbeddingRow]) -> int:
 
 def search_statement(
     *, space: EmbeddingSpace, vector: Vector, k: int, project_id: int, session_id: int | None = None,
-    statuses: Sequence[str] = ("active",), exclude_sensitive: bool = False,
+    statuses: Sequence[str] = ("active",), exclude_sensitive: bool = False, exact: bool = False,
 ) -> tuple[str, list]:
-    """SQL and parameters of a kNN search: HNSW for a project, exact within one session."""
+    """SQL and parameters of a kNN search: HNSW for a project, exact within one session (or when asked)."""
     dims, space_id = int(space.dimensions), int(space.pk)
     query_vec = f"%s::vector({dims})"
     filters = ["m.status = ANY(%s)"] + (["NOT m.sensitive"] if exclude_sensitive else [])
-    if session_id is not None:
-        # Exact: cosine_distance() is not index-able, so the planner scans the session's rows.
+    if session_id is not None or exact:
+        # Exact: cosine_distance() is not index-able, so the planner scans the scope's rows.
         distance = f"cosine_distance(e.vector::vector({dims}), {query_vec})"
+        owner, owner_id = ("session_id", session_id) if session_id is not None else ("project_id", project_id)
         sql = (
             f"SELECT e.memory_id, {distance} AS d FROM {TABLE} e JOIN memory_memory m ON m.id = e.memory_id "
-            f"WHERE e.space_id = {space_id} AND e.session_id = %s AND {' AND '.join(filters)} "
+            f"WHERE e.space_id = {space_id} AND e.{owner} = %s AND {' AND '.join(filters)} "
             f"ORDER BY d LIMIT %s"
         )
-        literal = vector_literal(vector)
-        return sql, [literal, session_id, list(statuses), k]
+        return sql, [vector_literal(vector), owner_id, list(statuses), k]
     # Project-wide: the inner query is a plain ORDER BY distance over the space's partial index,
     # so the planner always walks HNSW; memory filters apply to its candidates afterwards.
     candidates = max(int(memory_settings.HNSW_EF_SEARCH), k)
@@ -138,19 +160,16 @@ def search_statement(
 
 def nearest(*, k: int, session_id: int | None = None, **search) -> list[Neighbour]:
     """The k memories closest to the vector (cosine), within a project or one session."""
-    sql, params = search_statement(k=k, session_id=session_id, **search)
-    found = _run_search(sql, params, k, exact=False)
+    found = _run_search(*search_statement(k=k, session_id=session_id, **search), k)
     if session_id is None and len(found) < k:
         # An HNSW scan filtered afterwards (other projects, statuses) can come up short: go exact.
-        found = _run_search(sql, params, k, exact=True)
+        found = _run_search(*search_statement(k=k, session_id=session_id, exact=True, **search), k)
     return found
 
 
-def _run_search(sql: str, params: list, k: int, *, exact: bool, explain: bool = False) -> list:
+def _run_search(sql: str, params: list, k: int, *, explain: bool = False) -> list:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL hnsw.ef_search = {max(int(memory_settings.HNSW_EF_SEARCH), k)}")
-        if exact:
-            cursor.execute("SET LOCAL enable_indexscan = off")
         cursor.execute(("EXPLAIN " if explain else "") + sql, params)
         rows = cursor.fetchall()
     return [r[0] for r in rows] if explain else [Neighbour(memory_id, float(d)) for memory_id, d in rows]
@@ -159,4 +178,4 @@ def _run_search(sql: str, params: list, k: int, *, exact: bool, explain: bool = 
 def search_plan(*, k: int, **search) -> str:
     """The planner's plan for a search (for tests and diagnostics)."""
     sql, params = search_statement(k=k, **search)
-    return "\n".join(_run_search(sql, params, k, exact=False, explain=True))
+    return "\n".join(_run_search(sql, params, k, explain=True))

@@ -18,12 +18,22 @@ from django.utils import timezone
 from ...models import AgentSession, Edge, Interaction, Memory, Project, RecallTrace
 from ...providers import get_embedder
 from ..changelog import change_record
-from ..vector_index import space_for
+from ..vector_index import cached_space_for
 from .config import RECALL_PRESETS, RecallConfig, config_for
 from .rank import Ranked, rank
 from .reconstruct import dependency_order, subgraph_edges, tell
 from .ripple import Arrival, spread
-from .seeds import Scope, Seed, entity_ranking, fuse, lexical_ranking, vector_ranking
+from .seeds import (
+    RankedRow,
+    Scope,
+    Seed,
+    entities_named,
+    entity_fragment,
+    fuse,
+    lexical_fragment,
+    rankings,
+    vector_fragment,
+)
 
 __all__ = ["RECALL_PRESETS", "RecallQuery", "RecallResult", "RecalledMemory", "memory_recall"]
 
@@ -73,58 +83,72 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
     config = config_for(query.preset, query.params)
     scope = Scope(project, query.session.pk if query.session else None, config.statuses, query.include_sensitive)
     clock = _Clock()
-    seeds = _seeds(scope, query.text, config, clock)
-    activation, arrivals = spread(seeds, config, scope) if config.max_hops else (
-        {s.memory_id: s.activation for s in seeds}, [Arrival(s.memory_id, 0, s.activation) for s in seeds])
+    seeds, columns = _seeds(scope, query.text, config, clock)
+    if config.max_hops:
+        activation, arrivals = spread(seeds, config, scope, columns)
+    else:
+        activation = {s.memory_id: s.activation for s in seeds}
+        arrivals = [Arrival(s.memory_id, 0, s.activation) for s in seeds]
     clock.lap("ripple")
-    memories = _load_with_provenance(list(activation))
-    ranked = rank(memories, activation, config, timezone.now(), query.k)
-    edges = subgraph_edges([r.memory.pk for r in ranked])
-    ordered = dependency_order([r.memory for r in ranked], edges)
+    ranked = rank(columns, activation, config, timezone.now(), query.k)
+    memories = _load_with_provenance([r.memory_id for r in ranked])
+    edges = subgraph_edges(list(memories))
+    ordered = dependency_order(list(memories.values()), edges)
     context = tell(ordered, edges)  # sensitive memories never got this far unless the caller may see them
     clock.lap("rank_and_reconstruct")
-    items = _items(ranked, seeds, arrivals)
+    items = _items(ranked, memories, seeds, arrivals)
     with transaction.atomic():
         trace = _trace_store(project, query, config, seeds, arrivals, items, context, clock.done(), actor)
-        Memory.objects.filter(pk__in=[i.memory.pk for i in items]).update(
+        Memory.objects.filter(pk__in=list(memories)).update(
             access_count=F("access_count") + 1, last_accessed_at=timezone.now())
     return RecallResult(trace=trace, items=items, edges=edges, context=context)
 
 
-def _seeds(scope: Scope, text: str, config: RecallConfig, clock: _Clock) -> list[Seed]:
-    rankings: dict[str, list[int]] = {}
+def _seeds(scope: Scope, text: str, config: RecallConfig, clock: _Clock) -> tuple[list[Seed], dict[int, RankedRow]]:
+    """All seed sources in one statement; the kNN is redone exactly if filters left HNSW short."""
+    fragments = []
+    space = vector = None
     if config.use_vector:
         embedder = get_embedder()
         vector = embedder.embed_one(text)
         clock.lap("embed")
-        rankings["vector"] = vector_ranking(scope, space_for(embedder), vector, config.candidate_pool)
+        space = cached_space_for(embedder)
+        fragments.append(vector_fragment(scope, space, vector, config.candidate_pool))
     if config.use_lexical:
-        rankings["lexical"] = lexical_ranking(scope, text, config.candidate_pool)
+        fragments.append(lexical_fragment(scope, text, config.candidate_pool))
     if config.use_dimensions:
-        rankings["entities"] = entity_ranking(scope, text, config.candidate_pool)
+        fragments.append(entity_fragment(scope, entities_named(scope.project, text), config.candidate_pool))
+    order, columns = rankings([f for f in fragments if f is not None])
+    if config.use_vector and scope.session_id is None and len(order["vector"]) < config.candidate_pool:
+        exact, more = rankings([vector_fragment(scope, space, vector, config.candidate_pool, exact=True)])
+        order["vector"] = exact["vector"]
+        columns.update(more)
     clock.lap("seeds")
-    return fuse(rankings, config)
+    return fuse(order, config), columns
 
 
 def _load_with_provenance(memory_ids: list[int]) -> dict[int, Memory]:
+    """Full rows and their source interactions, for the memories that made the cut only."""
     sources = Prefetch("sources", queryset=Interaction.objects.order_by("occurred_at", "id"))
-    return {m.pk: m for m in Memory.objects.filter(pk__in=memory_ids).prefetch_related(sources)}
+    found = {m.pk: m for m in Memory.objects.filter(pk__in=memory_ids).prefetch_related(sources)}
+    return {memory_id: found[memory_id] for memory_id in memory_ids if memory_id in found}
 
 
-def _items(ranked: list[Ranked], seeds: list[Seed], arrivals: list[Arrival]) -> list[RecalledMemory]:
+def _items(ranked: list[Ranked], memories: dict[int, Memory], seeds: list[Seed],
+           arrivals: list[Arrival]) -> list[RecalledMemory]:
     seed_ranks = {s.memory_id: s.ranks for s in seeds}
     best_arrival: dict[int, Arrival] = {}
     for arrival in arrivals:
         if arrival.hop and arrival.activation > getattr(best_arrival.get(arrival.memory_id), "activation", 0):
             best_arrival[arrival.memory_id] = arrival
     items = []
-    for position, entry in enumerate(ranked, start=1):
-        memory_id = entry.memory.pk
+    for position, entry in enumerate((r for r in ranked if r.memory_id in memories), start=1):
+        memory_id = entry.memory_id
         if memory_id in seed_ranks:
             path = [{"seed": True, "sources": seed_ranks[memory_id]}]
         else:
             path = _path_back(memory_id, best_arrival, seed_ranks)
-        items.append(RecalledMemory(entry.memory, entry.score, position, entry.components, path))
+        items.append(RecalledMemory(memories[memory_id], entry.score, position, entry.components, path))
     return items
 
 

@@ -6,13 +6,13 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from ...models import Memory
 from .config import RecallConfig
+from .seeds import RankedRow
 
 
 @dataclass
 class Ranked:
-    memory: Memory
+    memory_id: int
     score: float
     components: dict[str, float]
 
@@ -22,11 +22,13 @@ def freshness(occurred_at: datetime, now: datetime, half_life_days: float) -> fl
     return math.exp(-math.log(2) * age_days / half_life_days)
 
 
-def rank(memories: dict[int, Memory], activation: dict[int, float], config: RecallConfig, now: datetime,
+def rank(columns: dict[int, RankedRow], activation: dict[int, float], config: RecallConfig, now: datetime,
          k: int) -> list[Ranked]:
+    """The k best of the activated memories, from three columns each (full rows are loaded for these k only)."""
     top = max(activation.values(), default=0.0) or 1.0
     ranked = []
-    for memory_id, memory in memories.items():
+    for memory_id in activation:
+        memory = columns[memory_id]
         parts = {
             "activation": round(activation.get(memory_id, 0.0) / top, 6),
             "freshness": round(freshness(memory.occurred_at, now, config.freshness_half_life_days), 6),
@@ -34,6 +36,6 @@ def rank(memories: dict[int, Memory], activation: dict[int, float], config: Reca
         }
         score = (config.weight_activation * parts["activation"] + config.weight_freshness * parts["freshness"]
                  + config.weight_importance * parts["importance"])
-        ranked.append(Ranked(memory, round(score, 6), parts))
-    ranked.sort(key=lambda r: (-r.score, -r.components["activation"], r.memory.pk))
+        ranked.append(Ranked(memory_id, round(score, 6), parts))
+    ranked.sort(key=lambda r: (-r.score, -r.components["activation"], r.memory_id))
     return ranked[:k]

@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.db.models import Q
+from django.db import connection
 
-from ...models import Edge, EdgeStatus
+from ...models import EdgeStatus
 from .config import RecallConfig
-from .seeds import Scope, Seed
+from .seeds import RankedRow, Scope, Seed
 
 
 @dataclass
@@ -30,16 +30,52 @@ class Arrival:
     relation: str | None = None
 
 
-def _edges_touching(frontier: set[int], scope: Scope) -> list[dict]:
-    queryset = Edge.objects.filter(Q(source_id__in=frontier) | Q(target_id__in=frontier), project=scope.project)
-    if scope.session_id is not None:
-        queryset = queryset.filter(session_id=scope.session_id)
-    return list(queryset.exclude(status=EdgeStatus.REJECTED)
-                .values("id", "source_id", "target_id", "relation", "weight", "confidence", "status"))
+@dataclass(frozen=True)
+class Step:
+    """An edge touching the frontier, with whether each end may take part (and its ranking columns)."""
+
+    edge_id: int
+    source_id: int
+    target_id: int
+    relation: str
+    weight: float
+    confidence: float
+    approved: bool
+    ends: dict[int, RankedRow | None]  # memory id -> its ranking columns, or None if out of scope
 
 
-def spread(seeds: list[Seed], config: RecallConfig, scope: Scope) -> tuple[dict[int, float], list[Arrival]]:
-    """Total activation per memory, and every arrival (for the trace and the 'why' path)."""
+def _edges_touching(frontier: set[int], scope: Scope) -> list[Step]:
+    """One statement per hop: the edges and, for both ends, whether the scope allows them."""
+    ids = list(frontier)
+    source_ok, source_params = scope.condition("ms")
+    target_ok, target_params = scope.condition("mt")
+    session = "AND e.session_id = %s" if scope.session_id is not None else ""
+    sql = (
+        f"SELECT e.id, e.source_id, e.target_id, e.relation, e.weight, e.confidence, e.status, "
+        f"({source_ok}), ms.occurred_at, ms.importance, ({target_ok}), mt.occurred_at, mt.importance "
+        f"FROM memory_edge e JOIN memory_memory ms ON ms.id = e.source_id JOIN memory_memory mt ON mt.id = e.target_id "
+        f"WHERE (e.source_id = ANY(%s) OR e.target_id = ANY(%s)) AND e.project_id = %s {session} "
+        f"AND e.status <> %s ORDER BY e.id"
+    )
+    params = [*source_params, *target_params, ids, ids, scope.project.pk]
+    params += [scope.session_id] if scope.session_id is not None else []
+    params.append(EdgeStatus.REJECTED)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return [
+        Step(eid, src, dst, relation, weight, confidence, status == EdgeStatus.APPROVED,
+             {src: RankedRow(src, s_at, s_imp) if s_ok else None, dst: RankedRow(dst, t_at, t_imp) if t_ok else None})
+        for eid, src, dst, relation, weight, confidence, status, s_ok, s_at, s_imp, t_ok, t_at, t_imp in rows
+    ]
+
+
+def spread(seeds: list[Seed], config: RecallConfig, scope: Scope,
+           columns: dict[int, RankedRow]) -> tuple[dict[int, float], list[Arrival]]:
+    """Total activation per memory, and every arrival (for the trace and the 'why' path).
+
+    `columns` (ranking columns by memory id) gains an entry for every memory reached.
+    """
     totals = {s.memory_id: s.activation for s in seeds}
     log = [Arrival(s.memory_id, 0, s.activation) for s in seeds]
     frontier = dict(totals)
@@ -47,25 +83,23 @@ def spread(seeds: list[Seed], config: RecallConfig, scope: Scope) -> tuple[dict[
         if not frontier:
             break
         incoming: dict[int, list[Arrival]] = defaultdict(list)
-        edges = _edges_touching(set(frontier), scope)
+        steps = _edges_touching(set(frontier), scope)
         fan_out: dict[int, int] = defaultdict(int)
-        for edge in edges:
-            fan_out[edge["source_id"]] += 1
-            fan_out[edge["target_id"]] += 1
-        for edge in edges:
-            for here, there in ((edge["source_id"], edge["target_id"]), (edge["target_id"], edge["source_id"])):
-                if here not in frontier or there in totals:
+        for step in steps:
+            fan_out[step.source_id] += 1
+            fan_out[step.target_id] += 1
+        for step in steps:
+            for here, there in ((step.source_id, step.target_id), (step.target_id, step.source_id)):
+                if here not in frontier or there in totals or step.ends[there] is None:
                     continue
-                approved = edge["status"] == EdgeStatus.APPROVED
-                passed = frontier[here] * edge["weight"] * config.relation_weights.get(edge["relation"], 0.0)
-                passed *= (config.approved_boost if approved else edge["confidence"]) * config.decay**hop
+                passed = frontier[here] * step.weight * config.relation_weights.get(step.relation, 0.0)
+                passed *= (config.approved_boost if step.approved else step.confidence) * config.decay**hop
                 passed /= max(fan_out[here], 1) ** 0.5 if config.fan_normalise else 1.0
                 if passed >= config.min_activation:
-                    incoming[there].append(Arrival(there, hop, passed, here, edge["id"], edge["relation"]))
-        allowed = set(scope.memories().filter(id__in=incoming).values_list("id", flat=True)) if incoming else set()
+                    incoming[there].append(Arrival(there, hop, passed, here, step.edge_id, step.relation))
+                    columns[there] = step.ends[there]
         frontier = {}
-        for memory_id in allowed:
-            arrivals = incoming[memory_id]
+        for memory_id, arrivals in incoming.items():
             values = [a.activation for a in arrivals]
             frontier[memory_id] = sum(values) if config.aggregation == "sum" else max(values)
             log.extend(arrivals)

@@ -1,36 +1,50 @@
-"""Seeds (SPEC §4.1): vector kNN + full-text + entities named in the query, fused by RRF."""
+"""Seeds (SPEC §4.1): vector kNN + full-text + entities named in the query, fused by RRF.
+
+Each source is an SQL fragment returning (memory id, rank); `rankings()` runs all of them as one
+statement, so a recall pays one round trip for its seeds rather than one per source, and gets the
+two columns ranking needs (occurred_at, importance) with them.
+"""
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
-from django.db.models import F, QuerySet, Value
-from django.db.models.functions import Length, StrIndex
+from django.db import connection, transaction
 
-from ...models import Entity, EntityMention, Memory, Project
+from ...conf import memory_settings
+from ...models import EmbeddingSpace, Project
 from ...providers.base import Vector
 from ..extraction import segment
-from ..vector_index import nearest
+from ..vector_index import search_statement
 from .config import RecallConfig
+from .terms import informative_terms
 
 TSQUERY_UNSAFE = re.compile(r"[^\w\u4e00-\u9fff]+")
+MENTIONS_PER_ENTITY = 200  # newest mentions only: a very common entity must not scan the project
+NAMED_ENTITIES_LIMIT = 50
 
 
 @dataclass
 class Scope:
+    """Which memories a recall may touch, as an SQL condition on a memory row."""
+
     project: Project
     session_id: int | None
     statuses: tuple[str, ...]
     include_sensitive: bool
 
-    def memories(self) -> QuerySet[Memory]:
-        queryset = Memory.objects.filter(project=self.project, status__in=self.statuses)
+    def condition(self, alias: str = "m") -> tuple[str, list]:
+        parts = [f"{alias}.project_id = %s", f"{alias}.status = ANY(%s)"]
+        params: list = [self.project.pk, list(self.statuses)]
         if self.session_id is not None:
-            queryset = queryset.filter(session_id=self.session_id)
-        return queryset if self.include_sensitive else queryset.filter(sensitive=False)
+            parts.append(f"{alias}.session_id = %s")
+            params.append(self.session_id)
+        if not self.include_sensitive:
+            parts.append(f"NOT {alias}.sensitive")
+        return " AND ".join(parts), params
 
 
 @dataclass
@@ -40,51 +54,105 @@ class Seed:
     ranks: dict[str, int] = field(default_factory=dict)  # source -> 1-based rank
 
 
-def vector_ranking(scope: Scope, space, vector: Vector, limit: int) -> list[int]:
-    found = nearest(space=space, vector=vector, k=limit, project_id=scope.project.pk, session_id=scope.session_id,
-                    statuses=scope.statuses, exclude_sensitive=not scope.include_sensitive)
-    return [n.memory_id for n in found]
+@dataclass(frozen=True)
+class Fragment:
+    """One seed source: SQL selecting `id` in the source's order, at most `limit` rows."""
+
+    source: str
+    sql: str
+    params: list
+    limit: int
+
+
+@dataclass(frozen=True)
+class RankedRow:
+    memory_id: int
+    occurred_at: datetime
+    importance: float
+
+
+def vector_fragment(scope: Scope, space: EmbeddingSpace, vector: Vector, limit: int, *,
+                    exact: bool = False) -> Fragment:
+    sql, params = search_statement(space=space, vector=vector, k=limit, project_id=scope.project.pk,
+                                   session_id=scope.session_id, statuses=scope.statuses,
+                                   exclude_sensitive=not scope.include_sensitive, exact=exact)
+    return Fragment("vector", f"SELECT memory_id AS id FROM ({sql}) v", params, limit)
 
 
 def lexical_query(text: str) -> str | None:
-    """An OR of the query's segmented terms, safe for to_tsquery (Chinese via jieba)."""
-    terms = {TSQUERY_UNSAFE.sub("", t) for t in segment(text)}
+    """An OR of the query's informative segmented terms, safe for to_tsquery (Chinese via jieba)."""
+    terms = {TSQUERY_UNSAFE.sub("", t).lower() for t in segment(text)}
     terms = {t for t in terms if t}
-    return " | ".join(sorted(terms)) if terms else None
+    return " | ".join(informative_terms(terms)) if terms else None
 
 
-def lexical_ranking(scope: Scope, text: str, limit: int) -> list[int]:
+def lexical_fragment(scope: Scope, text: str, limit: int) -> Fragment | None:
     raw = lexical_query(text)
     if raw is None:
-        return []
-    query = SearchQuery(raw, search_type="raw", config="simple")
-    vector = SearchVector("search_text", config="simple")
-    rows = (scope.memories().annotate(sv=vector).filter(sv=query)
-            .annotate(rank=SearchRank(vector, query)).order_by("-rank", "-importance", "id")
-            .values_list("id", flat=True)[:limit])
-    return list(rows)
+        return None
+    where, params = scope.condition("m")
+    sql = (f"SELECT m.id FROM memory_memory m, to_tsquery('simple', %s) q WHERE m.search_vector @@ q AND {where} "
+           f"ORDER BY ts_rank(m.search_vector, q) DESC, m.importance DESC, m.id LIMIT %s")
+    return Fragment("lexical", sql, [raw, *params, limit], limit)
 
 
-MENTIONS_PER_ENTITY = 200  # newest mentions only: a very common entity must not scan the project
-
-
-def entity_ranking(scope: Scope, text: str, limit: int) -> list[int]:
-    """Memories mentioning entities named in the query (whole words); more of them first, then newest."""
+def entities_named(project: Project, text: str) -> list[int]:
+    """Entities of the project whose name occurs in the text as a whole word (CJK: as a substring)."""
     lowered = text.casefold()
-    named = (Entity.objects.filter(project=scope.project)
-             .annotate(at=StrIndex(Value(lowered), F("normalized_name")), size=Length("normalized_name"))
-             .filter(at__gt=0, size__gte=2).values_list("id", "normalized_name")[:50])
-    entity_ids = [eid for eid, name in named if _whole_word(name, lowered)]
-    hits: dict[int, int] = defaultdict(int)
-    for entity_id in entity_ids:
-        recent = (EntityMention.objects.filter(entity_id=entity_id).order_by("-memory_id")
-                  .values_list("memory_id", flat=True)[:MENTIONS_PER_ENTITY])
-        for memory_id in recent:
-            hits[memory_id] += 1
-    if not hits:
-        return []
-    allowed = set(scope.memories().filter(pk__in=hits).values_list("id", flat=True))
-    return sorted(allowed, key=lambda m: (-hits[m], -m))[:limit]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, normalized_name FROM memory_entity WHERE project_id = %s AND length(normalized_name) >= 2 "
+            "AND strpos(%s, normalized_name) > 0 ORDER BY id LIMIT %s",
+            [project.pk, lowered, NAMED_ENTITIES_LIMIT],
+        )
+        rows = cursor.fetchall()
+    return [entity_id for entity_id, name in rows if _whole_word(name, lowered)]
+
+
+def entity_fragment(scope: Scope, entity_ids: list[int], limit: int) -> Fragment | None:
+    """Memories mentioning the named entities: those naming more of them first, then newest."""
+    if not entity_ids:
+        return None
+    where, params = scope.condition("m")
+    sql = (
+        "SELECT x.memory_id AS id FROM unnest(%s::bigint[]) AS ent(id) CROSS JOIN LATERAL ("
+        "SELECT memory_id FROM memory_entitymention WHERE entity_id = ent.id ORDER BY memory_id DESC LIMIT %s) x "
+        f"JOIN memory_memory m ON m.id = x.memory_id WHERE {where} "
+        "GROUP BY x.memory_id ORDER BY count(*) DESC, x.memory_id DESC LIMIT %s"
+    )
+    return Fragment("entities", sql, [entity_ids, MENTIONS_PER_ENTITY, *params, limit], limit)
+
+
+def rankings(fragments: list[Fragment]) -> tuple[dict[str, list[int]], dict[int, RankedRow]]:
+    """Run the sources as one statement: each source's ids in order, and the rows' ranking columns."""
+    fragments = [f for f in fragments if f is not None]
+    order: dict[str, list[int]] = {f.source: [] for f in fragments}
+    if not fragments:
+        return order, {}
+    parts, params = [], []
+    for fragment in fragments:
+        parts.append(f"SELECT %s AS source, s.id, row_number() OVER () AS r FROM ({fragment.sql}) s")
+        params += [fragment.source, *fragment.params]
+    sql = (f"SELECT u.source, u.id, u.r, m.occurred_at, m.importance FROM ({' UNION ALL '.join(parts)}) u "
+           "JOIN memory_memory m ON m.id = u.id ORDER BY u.source, u.r")
+    rows = _fetch(sql, params, hnsw_candidates=max((f.limit for f in fragments if f.source == "vector"), default=0))
+    columns: dict[int, RankedRow] = {}
+    for source, memory_id, _, occurred_at, importance in rows:
+        order[source].append(memory_id)
+        columns[memory_id] = RankedRow(memory_id, occurred_at, importance)
+    return order, columns
+
+
+def _fetch(sql: str, params: list, *, hnsw_candidates: int) -> list[tuple]:
+    """The connection's hnsw.ef_search (set at connect) suffices unless more candidates are asked for."""
+    if hnsw_candidates <= int(memory_settings.HNSW_EF_SEARCH):
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {int(hnsw_candidates)}")
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 def _whole_word(name: str, text: str) -> bool:
