@@ -11,12 +11,20 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connection
+from django.utils import timezone
+from psycopg.types.json import Jsonb
 
 from ..models import AgentSession, GraphChange, Project
 from . import events
 
 ENGINE_ACTOR = "engine"
 LOCK_NAMESPACE = 0x4357  # "CW": keeps our advisory locks apart from other users of the database
+# Lock and append in one round trip: the lock is taken in FROM, before the row (and its id) is made.
+_APPEND = (
+    f"INSERT INTO {GraphChange._meta.db_table} "
+    "(project_id, session_id, actor, op, object_type, object_id, before, after, created_at) "
+    "SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s FROM (SELECT pg_advisory_xact_lock(%s, %s)) AS lock RETURNING id"
+)
 
 
 def change_record(
@@ -26,11 +34,14 @@ def change_record(
     """Append one change; it is published to live listeners only after the commit."""
     if not connection.in_atomic_block:
         raise RuntimeError("change_record must run inside the transaction of the change it records")
+    change = GraphChange(project=project, session=session, actor=actor, op=op, object_type=object_type,
+                         object_id=object_id, before=before, after=after, created_at=timezone.now())
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_NAMESPACE, project.pk])
-    change = GraphChange.objects.create(
-        project=project, session=session, actor=actor, op=op, object_type=object_type,
-        object_id=object_id, before=before, after=after,
-    )
+        cursor.execute(_APPEND, [
+            project.pk, session.pk if session else None, actor, op, object_type, object_id,
+            None if before is None else Jsonb(before), None if after is None else Jsonb(after), change.created_at,
+            LOCK_NAMESPACE, project.pk,
+        ])
+        change.id = cursor.fetchone()[0]
     events.publish_on_commit(change)
     return change

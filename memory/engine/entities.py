@@ -33,13 +33,18 @@ def entity_resolve(*, project_id: int, found: ExtractedEntity) -> tuple[Entity, 
 def mentions_link(*, memory: Memory, found: list[ExtractedEntity]) -> tuple[list[Entity], int]:
     """Link the memory to its entities; returns them and how many were new to the project."""
     entities: dict[int, Entity] = {}
+    surfaces: dict[int, str] = {}
     created = 0
     for item in found:
         entity, is_new = entity_resolve(project_id=memory.project_id, found=item)
         created += is_new
         if entity.pk not in entities:
             entities[entity.pk] = entity
-            EntityMention.objects.get_or_create(memory=memory, entity=entity, defaults={"surface": item.surface[:300]})
+            surfaces[entity.pk] = item.surface[:300]
+    EntityMention.objects.bulk_create(
+        [EntityMention(memory=memory, entity=entity, surface=surfaces[pk]) for pk, entity in entities.items()],
+        ignore_conflicts=True,  # an existing mention of the same entity stays as it is
+    )
     return list(entities.values()), created
 
 

@@ -163,9 +163,12 @@ def infer(child: Memory, candidates: list[Candidate]) -> list[Proposal]:
 def edges_apply(child: Memory, proposals: list[Proposal], threshold: float) -> list[Edge]:
     """Create the proposed edges unless a human already decided about that pair."""
     created = []
+    existing = list(Edge.objects.filter(source__in=[p.parent for p in proposals], target=child)
+                    .values_list("source_id", "relation", "origin")) if proposals else []
+    decided = {source for source, _, origin in existing if origin == EdgeOrigin.HUMAN}
+    taken = {(source, relation) for source, relation, _ in existing}
     for proposal in proposals:
-        pair = Edge.objects.filter(source=proposal.parent, target=child)
-        if pair.filter(origin=EdgeOrigin.HUMAN).exists() or pair.filter(relation=proposal.relation).exists():
+        if proposal.parent.pk in decided or (proposal.parent.pk, proposal.relation) in taken:
             continue
         structural = proposal.relation in (Relation.SHARES_ENTITY, Relation.NEXT_IN_SESSION)
         edge = Edge.objects.create(

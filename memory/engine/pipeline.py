@@ -34,7 +34,7 @@ from .inference import DEFAULT_EDGE_THRESHOLD, Candidate, edges_apply, infer
 from .scoring import Evidence, Scores, filter_settings, score
 from .snapshots import edge_snapshot, interaction_snapshot, memory_snapshot
 from .supersede import supersede_apply
-from .vector_index import Neighbour, nearest, space_for
+from .vector_index import Neighbour, cached_space_for, nearest
 
 logger = logging.getLogger(__name__)
 PROCESSABLE = (InteractionStatus.PENDING, InteractionStatus.FAILED)
@@ -54,7 +54,7 @@ def interaction_process(*, interaction_id: int) -> Interaction:
             return interaction
         before = interaction_snapshot(interaction)
         embedder = get_embedder()
-        space = space_for(embedder)
+        space = cached_space_for(embedder)
         vector = embedder.embed_one(interaction.content)
         dims = extract_dimensions(interaction.content, now=interaction.occurred_at, kind=interaction.kind)
         neighbours = nearest(space=space, vector=vector, k=TOP_K_SIMILAR, project_id=interaction.project_id,
@@ -141,7 +141,7 @@ def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, v
         kind=scores.kind, importance=scores.importance, relevance=scores.relevance, novelty=scores.novelty,
         occurred_at=interaction.occurred_at, dimensions={**dims.to_json(), "source_kind": interaction.kind},
     )
-    memory.sources.add(interaction)
+    Memory.sources.through.objects.create(memory=memory, interaction=interaction)  # new memory: no SELECT first
     MemoryEmbedding.objects.create(memory=memory, space=space, project=project, session=session, vector=vector)
     change_record(project=project, session=session, actor=ENGINE_ACTOR, op="memory.created",
                   object_type="memory", object_id=memory.pk, after=memory_snapshot(memory))
@@ -150,7 +150,7 @@ def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, v
     threshold = float((project.settings or {}).get("edge_confidence_threshold", DEFAULT_EDGE_THRESHOLD))
     edges_apply(memory, infer(memory, candidates), threshold)
     if previous is not None:
-        _structural_edge(previous, memory)
+        _structural_edge(previous, memory, new_child=True)
     supersede_apply(memory, dims.attributes, candidates)
     return memory
 
@@ -180,8 +180,9 @@ def _candidates(memory: Memory, vector: Vector, space: EmbeddingSpace, neighbour
     ]
 
 
-def _structural_edge(parent: Memory, child: Memory) -> Edge | None:
-    if Edge.objects.filter(source=parent, target=child, relation=Relation.NEXT_IN_SESSION).exists():
+def _structural_edge(parent: Memory, child: Memory, *, new_child: bool = False) -> Edge | None:
+    exists = Edge.objects.filter(source=parent, target=child, relation=Relation.NEXT_IN_SESSION).exists
+    if not new_child and exists():
         return None
     edge = Edge.objects.create(
         project_id=child.project_id, session_id=child.session_id, source=parent, target=child,

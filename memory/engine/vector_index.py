@@ -53,15 +53,14 @@ _cached_spaces: dict[tuple[str, str, int], EmbeddingSpace] = {}
 def cached_space_for(embedder: Embedder) -> EmbeddingSpace:
     """space_for without its query on every recall: a space row is never deleted, only created.
 
-    A row read inside an open transaction might still be rolled back, so only rows seen outside
-    one are kept; a flush of the database (tests) empties the cache through post_migrate.
+    A row read inside an open transaction might still be rolled back, so it is kept only once that
+    transaction commits; a flush of the database (tests) empties the cache through post_migrate.
     """
     key = (str(connection.settings_dict["NAME"]), embedder.space_name, embedder.dimensions)
     space = _cached_spaces.get(key)
     if space is None:
         space = space_for(embedder)
-        if not connection.in_atomic_block:
-            _cached_spaces[key] = space
+        transaction.on_commit(lambda: _cached_spaces.setdefault(key, space))
     return space
 
 
@@ -160,6 +159,10 @@ def search_statement(
 
 def nearest(*, k: int, session_id: int | None = None, **search) -> list[Neighbour]:
     """The k memories closest to the vector (cosine), within a project or one session."""
+    if session_id is not None:  # exact: no HNSW setting to scope, so no transaction of its own
+        with connection.cursor() as cursor:
+            cursor.execute(*search_statement(k=k, session_id=session_id, **search))
+            return [Neighbour(memory_id, float(d)) for memory_id, d in cursor.fetchall()]
     found = _run_search(*search_statement(k=k, session_id=session_id, **search), k)
     if session_id is None and len(found) < k:
         # An HNSW scan filtered afterwards (other projects, statuses) can come up short: go exact.
