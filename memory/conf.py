@@ -30,6 +30,25 @@ DEFAULTS: dict[str, Any] = {
     "MIN_MEMORY_CHARS": 12,
     "DEFAULT_RECALL_K": 8,
     "MAX_RECALL_K": 100,
+    # maintenance (docs/maintenance.md); a project may override the lower-cased keys in
+    # Project.settings["maintenance"], e.g. {"decay_archive_threshold": 0.1}
+    # decay: weight = importance/5 × 0.5^(days since occurred or last accessed / half-life)
+    #        × (1 + boost·ln(1 + access count)); archived below the threshold
+    "DECAY_HALF_LIFE_DAYS": 30.0,
+    "DECAY_ACCESS_BOOST": 0.5,
+    "DECAY_ARCHIVE_THRESHOLD": 0.05,
+    # merge: cosine similarity at or above which two memories are duplicates (the ingest filter's 0.93)
+    "MERGE_SIMILARITY": 0.93,
+    "MERGE_NEIGHBOURS": 5,  # nearest neighbours looked at per memory
+    # summarise: extractive summaries keep at most this many sentences / characters
+    "SUMMARY_MAX_SENTENCES": 5,
+    "SUMMARY_MAX_CHARS": 1200,
+    "SUMMARY_MAX_MEMBERS": 200,
+    # review: the stronger model that re-checks weak inferred edges ("" = LLM_MODEL)
+    "REVIEW_LLM_MODEL": "",
+    "REVIEW_MAX_EDGES": 200,
+    # decay works in transactions of this many memories
+    "MAINTENANCE_BATCH_SIZE": 200,
 }
 
 INGEST_MODES = {"queue", "inline"}
