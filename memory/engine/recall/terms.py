@@ -3,8 +3,8 @@
 A term found in a large share of memories matches thousands of rows that then all need ranking,
 and says little about the query. ANALYZE (autovacuum) already keeps the most common lexemes of
 `memory.search_vector` with their frequencies in `pg_stats`, so no table of our own is needed.
-The statistics cover the whole table, not one project: a fair estimate, refreshed every few
-minutes per process.
+The statistics cover the whole table, not one project: a fair estimate of the work a term brings,
+refreshed every few minutes per process.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 
 from django.db import connection
 
-COMMON_SHARE = 0.02  # a term in more than 2% of memories is dropped from the query
+COMMON_ROWS = 1000  # a term estimated in more memories than this is dropped from the query
 KEEP_WHEN_ALL_COMMON = 3  # if every term is common, keep the rarest few rather than none
 REFRESH_SECONDS = 300.0
 
@@ -23,17 +23,21 @@ _cache: dict[str, object] = {"at": float("-inf"), "freq": {}}
 
 
 def term_frequencies() -> dict[str, float]:
-    """Share of memories containing each of the most common terms (empty before the first ANALYZE)."""
+    """Estimated number of memories containing each of the most common terms (empty before ANALYZE).
+
+    A count rather than a share: in a small project every term is cheap to rank, however common.
+    """
     with _lock:
         if time.monotonic() - _cache["at"] < REFRESH_SECONDS:  # type: ignore[operator]
             return _cache["freq"]  # type: ignore[return-value]
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
-            "WHERE tablename = 'memory_memory' AND attname = 'search_vector' AND schemaname = current_schema()"
+            "SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples FROM pg_stats s "
+            "JOIN pg_class c ON c.oid = 'memory_memory'::regclass WHERE s.tablename = 'memory_memory' "
+            "AND s.attname = 'search_vector' AND s.schemaname = current_schema()"
         )
         row = cursor.fetchone()
-    freq = dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
+    freq = {term: share * max(row[2], 0) for term, share in zip(row[0], row[1], strict=False)} if row and row[0] else {}
     with _lock:
         _cache.update(at=time.monotonic(), freq=freq)
     return freq
@@ -42,7 +46,7 @@ def term_frequencies() -> dict[str, float]:
 def informative_terms(terms: set[str]) -> list[str]:
     """The terms worth searching for: the common ones left out, unless nothing else remains."""
     freq = term_frequencies()
-    rare = sorted(t for t in terms if freq.get(t, 0.0) <= COMMON_SHARE)
+    rare = sorted(t for t in terms if freq.get(t, 0.0) <= COMMON_ROWS)
     if rare:
         return rare
     return sorted(sorted(terms, key=lambda t: (freq.get(t, 0.0), t))[:KEEP_WHEN_ALL_COMMON])
