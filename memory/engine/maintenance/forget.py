@@ -1,0 +1,298 @@
+"""Forget (SPEC §5, §6): soft (status `forgotten`) or hard (deleted, with everything derived from it).
+
+Selection by filter — ids, session, entity, kind, happened before a date, text contains — all
+combined with AND; at least one is required. Summaries are selected only by id or by kind `summary`:
+otherwise they are derived data, which a hard forget rewrites (below) rather than deletes.
+Always dry-run first: the dry run does the real work in a transaction that is rolled back, so its
+counts are exactly what the real run will do, and a real run can insist on the count it was shown
+(`expect_memories`) so the selection cannot grow between the two.
+
+Soft: the memories become `forgotten`: out of recall and of the session graph, content kept
+(summaries quoting them are left as they are; a later hard forget handles those).
+
+Hard, in one transaction (all or nothing), what SPEC calls the cascade:
+- the memories, plus any duplicates merged into them, are deleted with their edges, entity mentions
+  and vectors; entities no other memory mentions are deleted too (their names came from this text);
+- summaries that summarised them are rewritten from their remaining members (LLM when configured,
+  extractive otherwise), or deleted when nothing else remains;
+- their source interactions lose content and metadata (unless they also back a surviving memory),
+  and any interaction backing no memory loses the forgotten text it repeats;
+- recall traces and change-log snapshots keep their ids but every occurrence of the forgotten text
+  (whole or one of its sentences, and the full names of the entities deleted) is replaced by
+  "[forgotten]";
+- the change log records each deletion without content, plus one `maintenance.forget` audit row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from ...errors import ValidationFailed
+from ...models import (
+    AgentSession,
+    Edge,
+    Entity,
+    EntityMention,
+    GraphChange,
+    Interaction,
+    Memory,
+    MemoryEmbedding,
+    MemoryKind,
+    MemoryStatus,
+    Project,
+    Relation,
+)
+from ...providers import get_embedder
+from ..changelog import change_record
+from ..snapshots import edge_snapshot, memory_snapshot
+from .common import (
+    REDACTED,
+    JobReport,
+    Progress,
+    audit_record,
+    entity_in,
+    kinds_checked,
+    memories_in,
+    no_progress,
+    rolled_back_if,
+    session_in,
+)
+from .scrub import Needles, changes_scrub, ids_matching, interactions_scrub, traces_scrub
+from .summarise import summary_rewrite, summary_text
+
+MODES = ("soft", "hard")
+MIN_TEXT_FILTER = 2
+
+
+@dataclass(frozen=True)
+class ForgetFilter:
+    memory_ids: tuple[int, ...] = ()
+    session_id: int | None = None
+    entity: int | str | None = None
+    kinds: tuple[str, ...] = ()
+    before: datetime | None = None
+    text_contains: str = ""
+
+    def empty(self) -> bool:
+        return not (self.memory_ids or self.session_id is not None or self.entity not in (None, "") or self.kinds
+                    or self.before is not None or self.text_contains)
+
+    def audit_json(self) -> dict:
+        """The filter as the audit trail keeps it: a text or entity name may be the forgotten data itself."""
+        named = isinstance(self.entity, str) and not self.entity.isdigit()
+        return {"memory_ids": list(self.memory_ids), "session_id": self.session_id,
+                "entity": REDACTED if named else self.entity, "kinds": list(self.kinds),
+                "before": self.before.isoformat() if self.before else None,
+                "text_contains": REDACTED if self.text_contains else ""}
+
+
+def forget_selection(project: Project, selection: ForgetFilter, *, mode: str) -> list[int]:
+    """The ids the filter selects (checked: a bad filter is a 400 and nothing is written)."""
+    if mode not in MODES:
+        raise ValidationFailed(f"unknown mode {mode!r}", {"mode": ["use soft or hard"]})
+    if selection.empty():
+        raise ValidationFailed("say what to forget: memory ids, session, entity, kinds, before or text",
+                               {"non_field_errors": ["at least one filter is required"]})
+    if selection.text_contains and len(selection.text_contains.strip()) < MIN_TEXT_FILTER:
+        raise ValidationFailed("the text filter is too short", {"text_contains": ["at least 2 characters"]})
+    queryset = Memory.objects.filter(project=project)
+    if selection.memory_ids:
+        memories_in(project, selection.memory_ids, allow_forgotten=mode == "hard")
+        queryset = queryset.filter(pk__in=selection.memory_ids)
+    if selection.session_id is not None:
+        queryset = queryset.filter(session=session_in(project, selection.session_id))
+    entity = entity_in(project, selection.entity)
+    if entity is not None:
+        queryset = queryset.filter(mentions__entity=entity)
+    if selection.kinds:
+        queryset = queryset.filter(kind__in=kinds_checked(selection.kinds))
+    if selection.before is not None:
+        before = selection.before
+        queryset = queryset.filter(occurred_at__lt=before if timezone.is_aware(before) else timezone.make_aware(before))
+    if selection.text_contains:
+        queryset = queryset.filter(content__icontains=selection.text_contains.strip())
+    if mode == "soft":
+        queryset = queryset.exclude(status=MemoryStatus.FORGOTTEN)
+    if MemoryKind.SUMMARY not in selection.kinds:
+        # Summaries are derived: a hard forget rewrites them; only ids or kinds=summary select them.
+        queryset = queryset.filter(Q(pk__in=selection.memory_ids) | ~Q(kind=MemoryKind.SUMMARY))
+    return sorted(set(queryset.values_list("id", flat=True)))
+
+
+def forget_run(*, project: Project, actor: str, selection: ForgetFilter, mode: str = "soft",
+               expect_memories: int | None = None, use_llm: bool = True, dry_run: bool = False,
+               progress: Progress = no_progress) -> JobReport:
+    ids = forget_selection(project, selection, mode=mode)
+    if expect_memories is not None and expect_memories != len(ids):
+        raise ValidationFailed(f"the selection now holds {len(ids)} memories, not the {expect_memories} expected; "
+                               "run the dry run again", {"expect_memories": [f"selection holds {len(ids)}"]})
+    report = JobReport("forget", dry_run, counts={"memories": len(ids)}, params={"mode": mode})
+    with rolled_back_if(dry_run), transaction.atomic():
+        if mode == "soft":
+            _soft(project, actor, ids, report, progress)
+        else:
+            _Hard(project, actor, report, progress, use_llm=use_llm and not dry_run, embed=not dry_run).run(ids)
+        audit_record(project, actor, report, {"mode": mode, "filter": selection.audit_json()})
+    return report
+
+
+def _soft(project: Project, actor: str, ids: list[int], report: JobReport, progress: Progress) -> None:
+    locked = Memory.objects.select_for_update(of=("self",)).select_related("session").filter(pk__in=ids)
+    for done, memory in enumerate(locked.order_by("id"), start=1):
+        before = memory_snapshot(memory)
+        memory.status = MemoryStatus.FORGOTTEN
+        memory.save(update_fields=["status", "updated_at"])
+        change_record(project=project, session=memory.session, actor=actor, op="memory.forgotten",
+                      object_type="memory", object_id=memory.pk, before=before, after=memory_snapshot(memory))
+        report.touch("forgotten", memory.pk)
+        progress(done, len(ids))
+
+
+def _tombstone(memory: Memory) -> dict:
+    return {"id": memory.pk, "session_id": memory.session_id, "kind": memory.kind, "status": memory.status,
+            "content": REDACTED}
+
+
+@dataclass
+class _Hard:
+    """One hard forget, step by step, inside the caller's transaction."""
+
+    project: Project
+    actor: str
+    report: JobReport
+    progress: Progress
+    use_llm: bool
+    embed: bool
+    doomed: set[int] = field(default_factory=set)
+    rewritten: set[int] = field(default_factory=set)
+    needles: Needles = field(default_factory=Needles)
+    sessions: dict[int, AgentSession] = field(default_factory=dict)
+
+    def run(self, ids: list[int]) -> None:
+        self.doomed = self._with_merged(set(ids))
+        self.report.counts["merged_duplicates"] = len(self.doomed) - len(ids)
+        memories = list(Memory.objects.select_for_update(of=("self",)).filter(pk__in=self.doomed).order_by("id"))
+        sources = self._sources_only_of_doomed()
+        last_change_id = GraphChange.objects.filter(project=self.project).order_by("-id") \
+            .values_list("id", flat=True).first() or 0
+        source_texts = Interaction.objects.filter(pk__in=sources).values_list("content", flat=True)
+        self.needles.add_texts([m.content for m in memories] + list(source_texts))
+        entity_ids = set(EntityMention.objects.filter(memory_id__in=self.doomed).values_list("entity_id", flat=True))
+        entity_ids |= self._summaries()
+        edge_ids = self._edges_delete()
+        self._memories_delete()
+        self._entities_delete(entity_ids)
+        scrubbed = interactions_scrub(self.project, self.needles, whole_ids=sources)
+        for interaction_id, session_id in scrubbed.items():
+            change_record(project=self.project, session=self._session(session_id), actor=self.actor,
+                          op="interaction.redacted", object_type="interaction", object_id=interaction_id,
+                          after={"content": REDACTED})
+        self.report.counts["interactions_redacted"] = len(scrubbed)
+        self.report.counts["traces_scrubbed"] = traces_scrub(self.project, self.needles)
+        self.report.counts["changes_scrubbed"] = changes_scrub(
+            self.project, self.needles, memory_ids=self.doomed | self.rewritten, edge_ids=edge_ids,
+            interaction_ids=set(scrubbed), up_to_id=last_change_id)
+
+    def _with_merged(self, ids: set[int]) -> set[int]:
+        """Duplicates merged into a forgotten memory hold the same text: they go with it."""
+        frontier = set(ids)
+        while frontier:
+            merged = set(Memory.objects.filter(project=self.project, dimensions__merged_into__in=list(frontier))
+                         .values_list("id", flat=True)) - ids
+            ids |= merged
+            frontier = merged
+        return ids
+
+    def _sources_only_of_doomed(self) -> set[int]:
+        through = Memory.sources.through
+        sources = set(through.objects.filter(memory_id__in=self.doomed).values_list("interaction_id", flat=True))
+        shared = set(through.objects.filter(interaction_id__in=sources).exclude(memory_id__in=self.doomed)
+                     .values_list("interaction_id", flat=True))
+        return sources - shared
+
+    def _summaries(self) -> set[int]:
+        """Rewrite (or delete) every summary built from forgotten text, until none is left; returns the
+        entities their old mentions pointed at (candidates for orphan removal)."""
+        entity_ids: set[int] = set()
+        self.report.counts.update(summaries_rewritten=0, summaries_deleted=0)
+        while True:
+            affected = self._affected_summaries()
+            if not affected:
+                return entity_ids
+            for summary in affected:
+                entity_ids |= set(summary.mentions.values_list("entity_id", flat=True))
+                self._summary_fix(summary)
+
+    def _affected_summaries(self) -> list[Memory]:
+        derived = Q(in_edges__relation=Relation.SUMMARIZES, in_edges__source_id__in=self.doomed)
+        quoting = Q(pk__in=ids_matching(Memory._meta.db_table, self.project, ("content",), (), self.needles))
+        queryset = Memory.objects.filter(project=self.project, kind=MemoryKind.SUMMARY).exclude(pk__in=self.doomed)
+        return list(queryset.filter(derived | quoting).exclude(pk__in=self.rewritten).distinct().order_by("id"))
+
+    def _summary_fix(self, summary: Memory) -> None:
+        parents = Edge.objects.filter(target=summary, relation=Relation.SUMMARIZES).values_list("source_id", flat=True)
+        had_parents = parents.exists()
+        members = list(Memory.objects.filter(pk__in=list(parents)).exclude(pk__in=self.doomed)
+                       .exclude(status=MemoryStatus.FORGOTTEN).order_by("occurred_at", "id"))
+        self.needles.add_texts([summary.content], sentences=False)
+        if had_parents and not members:
+            self.doomed.add(summary.pk)
+            self.report.add("summaries_deleted")
+            return
+        before = _tombstone(summary)
+        if members:
+            text = summary_text(self.project, members, use_llm=self.use_llm)
+            vector = get_embedder().embed_one(text.text) if self.embed else None
+            after = summary_rewrite(self.project, summary, members, text, vector)
+        else:  # a summary nobody linked: only the quoted text goes
+            summary.content = self.needles.redact(summary.content)
+            summary.save(update_fields=["content", "updated_at"])
+            after = memory_snapshot(summary)
+        self.rewritten.add(summary.pk)
+        self.report.add("summaries_rewritten")
+        change_record(project=self.project, session=self._session(summary.session_id), actor=self.actor,
+                      op="memory.updated", object_type="memory", object_id=summary.pk, before=before, after=after)
+
+    def _edges_delete(self) -> set[int]:
+        edges = list(Edge.objects.filter(Q(source_id__in=self.doomed) | Q(target_id__in=self.doomed)).order_by("id"))
+        for edge in edges:
+            before = {**edge_snapshot(edge), "rationale": REDACTED}
+            change_record(project=self.project, session=self._session(edge.session_id), actor=self.actor,
+                          op="edge.deleted", object_type="edge", object_id=edge.pk, before=before)
+        Edge.objects.filter(pk__in=[e.pk for e in edges]).delete()
+        self.report.counts["edges"] = len(edges)
+        return {e.pk for e in edges}
+
+    def _memories_delete(self) -> None:
+        memories = list(Memory.objects.filter(pk__in=self.doomed).order_by("id"))
+        self.report.counts["mentions"] = EntityMention.objects.filter(memory_id__in=self.doomed).count()
+        self.report.counts["embeddings"] = MemoryEmbedding.objects.filter(memory_id__in=self.doomed).count()
+        for done, memory in enumerate(memories, start=1):
+            change_record(project=self.project, session=self._session(memory.session_id), actor=self.actor,
+                          op="memory.deleted", object_type="memory", object_id=memory.pk, before=_tombstone(memory))
+            self.progress(done, len(memories))
+        Memory.objects.filter(pk__in=self.doomed).delete()
+        self.report.counts["deleted"] = len(memories)
+        self.report.touch("deleted", *self.doomed)
+
+    def _entities_delete(self, candidates: set[int]) -> None:
+        orphans = list(Entity.objects.filter(pk__in=candidates).annotate(n=Count("mentions")).filter(n=0)
+                       .order_by("id"))
+        self.needles.add_names([name for e in orphans for name in [e.name, *e.aliases]])
+        for entity in orphans:
+            change_record(project=self.project, session=None, actor=self.actor, op="entity.deleted",
+                          object_type="entity", object_id=entity.pk, before={"id": entity.pk, "type": entity.type})
+        Entity.objects.filter(pk__in=[e.pk for e in orphans]).delete()
+        self.report.counts["entities"] = len(orphans)
+
+    def _session(self, session_id: int | None) -> AgentSession | None:
+        if session_id is None:
+            return None
+        if session_id not in self.sessions:
+            self.sessions[session_id] = AgentSession.objects.get(pk=session_id)
+        return self.sessions[session_id]

@@ -1,0 +1,235 @@
+"""Forgetting on the real database: soft (out of recall and the graph) and hard (the whole cascade,
+until no row anywhere holds the forgotten text)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db.models import Q
+from django.utils import timezone
+
+from memory.engine.ingest import InteractionInput, interactions_accept
+from memory.engine.maintenance.common import REDACTED
+from memory.engine.maintenance.forget import ForgetFilter, forget_run, forget_selection
+from memory.engine.maintenance.merge import merge_run
+from memory.engine.maintenance.summarise import summarise_run
+from memory.engine.projects import session_create
+from memory.engine.recall import RecallQuery, memory_recall
+from memory.errors import NotFoundError, ValidationFailed
+from memory.models import Edge, Entity, GraphChange, Interaction, Memory, MemoryEmbedding, RecallTrace, Relation
+from memory.selectors import session_graph
+
+from .test_maintenance_support import db_counts, db_state, remember, rows_containing
+
+SECRET = "Veronika Quistberg keeps passport X9983451 in the hotel safe. She lives at 12 Elmwood Road in Hamburg."
+SECRET_2 = "Quistberg asked to move her flight booking QX77AB to the morning of 14 October."
+KEEP_1 = "The trip to Shanghai starts on 12 October with a morning flight."
+KEEP_2 = "The hotel near the Bund is booked for three nights with breakfast."
+TRACES = ("Quistberg", "X9983451", "Elmwood Road", "QX77AB", "hotel safe")
+
+
+def _ingest(session, texts: list[str], kind: str = "user_input", minutes_ago: int = 60) -> None:
+    start = timezone.now() - timedelta(minutes=minutes_ago)
+    interactions_accept(session=session, actor="agent", items=[
+        InteractionInput(kind, text, {"turn": i}, start + timedelta(minutes=i)) for i, text in enumerate(texts)])
+
+
+@pytest.fixture
+def world(project, agent_session):
+    """Through the real write path: memories, a merged duplicate from another session, two summaries,
+    an edge whose rationale quotes the secret, a recall trace and the change log of all of it."""
+    _ingest(agent_session, [KEEP_1, SECRET, KEEP_2, SECRET_2])
+    other = session_create(project=project, title="Second session", task="Hotel logistics", actor="t")
+    _ingest(other, [SECRET], minutes_ago=30)
+    m = {text: Memory.objects.get(session=agent_session, content=text) for text in (SECRET, SECRET_2, KEEP_1, KEEP_2)}
+    assert merge_run(project=project, actor="t", scope="project").counts["merged"] == 1
+    duplicate = Memory.objects.get(session=other, content=SECRET)
+    assert duplicate.dimensions["merged_into"] == m[SECRET].pk
+    s1 = summarise_run(project=project, actor="t", memory_ids=[m[KEEP_1].pk, m[SECRET].pk, m[KEEP_2].pk])
+    s2 = summarise_run(project=project, actor="t", memory_ids=[m[SECRET].pk, m[SECRET_2].pk])
+    summary_1, summary_2 = (Memory.objects.get(pk=r.ids["summary"][0]) for r in (s1, s2))
+    assert "X9983451" in summary_1.content or "Elmwood" in summary_1.content  # the summary quotes the secret
+    Edge.objects.update_or_create(source=m[SECRET], target=m[KEEP_2], relation=Relation.CAUSAL, defaults={
+        "project": project, "session": agent_session, "origin": "llm",
+        "rationale": "the passport X9983451 in the safe made the hotel booking necessary"})
+    trace = memory_recall(project=project, query=RecallQuery("Where does Veronika Quistberg keep her passport?", k=5),
+                          actor="t").trace
+    assert "X9983451" in trace.context
+    return {"m": m, "duplicate": duplicate, "summary_1": summary_1, "summary_2": summary_2, "trace": trace,
+            "other": other}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_hard_forget_leaves_no_trace_anywhere(project, agent_session, world):
+    m = world["m"]
+    assert all(rows_containing(t) for t in TRACES)
+    interactions_before = Interaction.objects.count()
+    selection = ForgetFilter(text_contains="quistberg")
+
+    dry = forget_run(project=project, actor="user:1", selection=selection, mode="hard", dry_run=True)
+    assert all(rows_containing(t) for t in TRACES), "the dry run changed nothing"
+    real = forget_run(project=project, actor="user:1", selection=selection, mode="hard",
+                      expect_memories=dry.counts["memories"])
+
+    assert dry.counts == real.counts and dry.ids == real.ids
+    assert real.counts["memories"] == 3 and real.counts["merged_duplicates"] == 0  # the duplicate says it too
+    assert real.counts["summaries_deleted"] == 1 and real.counts["summaries_rewritten"] == 1
+    assert real.counts["deleted"] == 4  # the three, and the summary of only them
+    for text in TRACES:
+        assert rows_containing(text) == {}, text
+    for sentence in SECRET.split(". "):
+        assert rows_containing(sentence.rstrip(".")) == {}, sentence
+    # What was derived from the forgotten memories is gone or rewritten.
+    gone = [m[SECRET].pk, m[SECRET_2].pk, world["duplicate"].pk, world["summary_2"].pk]
+    assert not Memory.objects.filter(pk__in=gone).exists()
+    assert not Edge.objects.filter(Q(source_id__in=gone) | Q(target_id__in=gone)).exists()
+    assert not MemoryEmbedding.objects.filter(memory_id__in=gone).exists()
+    assert not Entity.objects.filter(project=project, normalized_name__contains="quistberg").exists()
+    summary = Memory.objects.get(pk=world["summary_1"].pk)
+    assert summary.kind == "summary" and summary.dimensions["summary"]["members"] == [m[KEEP_1].pk, m[KEEP_2].pk]
+    assert set(Edge.objects.filter(target=summary, relation="summarizes").values_list("source_id", flat=True)) \
+        == {m[KEEP_1].pk, m[KEEP_2].pk}
+    assert MemoryEmbedding.objects.filter(memory=summary).count() == 1
+    # What was not forgotten is intact, and ids in the trace stay so the recall can still be replayed.
+    assert set(Memory.objects.filter(pk__in=[m[KEEP_1].pk, m[KEEP_2].pk]).values_list("content", flat=True)) \
+        == {KEEP_1, KEEP_2}
+    trace = RecallTrace.objects.get(pk=world["trace"].pk)
+    assert trace.ranking == world["trace"].ranking and REDACTED in trace.context
+    assert Interaction.objects.count() == interactions_before  # scrubbed, not deleted
+    assert Interaction.objects.filter(content=REDACTED).count() >= 3  # two sources + the other session's one
+    ops = list(GraphChange.objects.filter(actor="user:1").values_list("op", flat=True))
+    assert ops.count("memory.deleted") == 4 and "entity.deleted" in ops and ops[-1] == "maintenance.forget"
+    audit = GraphChange.objects.get(op="maintenance.forget")
+    assert audit.after["params"]["filter"]["text_contains"] == REDACTED
+    assert audit.after["counts"] == real.counts
+
+
+@pytest.mark.django_db(transaction=True)
+def test_merged_duplicates_go_with_their_survivor(project, world):
+    m = world["m"]
+    report = forget_run(project=project, actor="t", selection=ForgetFilter(memory_ids=(m[SECRET].pk,)), mode="hard")
+    assert report.counts["memories"] == 1 and report.counts["merged_duplicates"] == 1
+    assert not Memory.objects.filter(pk=world["duplicate"].pk).exists()
+    assert rows_containing("Elmwood Road") == {}
+    assert Memory.objects.filter(pk=world["summary_2"].pk).exists()  # SECRET_2 still stands behind it
+    assert "Elmwood" not in Memory.objects.get(pk=world["summary_2"].pk).content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_soft_forget_hides_but_keeps(project, agent_session, world):
+    m = world["m"]
+    report = forget_run(project=project, actor="user:1", selection=ForgetFilter(memory_ids=(m[SECRET].pk,)))
+    assert report.counts == {"memories": 1} and report.ids["forgotten"] == [m[SECRET].pk]
+    memory = Memory.objects.get(pk=m[SECRET].pk)
+    assert memory.status == "forgotten" and memory.content == SECRET
+    for preset in ("vector", "hybrid", "ripple"):
+        found = memory_recall(project=project, query=RecallQuery(SECRET, k=10, preset=preset), actor="t")
+        assert m[SECRET].pk not in [i.memory.pk for i in found.items], preset
+    assert m[SECRET].pk not in [x.pk for x in session_graph(session=agent_session).memories]
+    change = GraphChange.objects.get(op="memory.forgotten", object_id=m[SECRET].pk)
+    assert change.before["status"] == "active" and change.after["status"] == "forgotten"
+    # A soft forget can still be made hard.
+    forget_run(project=project, actor="t", selection=ForgetFilter(memory_ids=(m[SECRET].pk,)), mode="hard")
+    assert not Memory.objects.filter(pk=m[SECRET].pk).exists()
+
+
+@pytest.fixture
+def spread(project, agent_session):
+    now = timezone.now()
+    other = session_create(project=project, title="Other", actor="t")
+    return {
+        "old_fact": remember(agent_session, "Flight AB123 to Shanghai was cancelled last spring",
+                             occurred_at=now - timedelta(days=300)),
+        "new_fact": remember(agent_session, "Flight CD456 to Shanghai leaves on Friday morning"),
+        "pref": remember(agent_session, "The traveller prefers aisle seats on long flights", kind="preference"),
+        "other": remember(other, "The other session booked a table at the Bund restaurant"),
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("selection", "expected"), [
+    (ForgetFilter(kinds=("preference",)), ["pref"]),
+    (ForgetFilter(before=timezone.now() - timedelta(days=30)), ["old_fact"]),
+    (ForgetFilter(text_contains="SHANGHAI"), ["old_fact", "new_fact"]),
+    (ForgetFilter(text_contains="shanghai", kinds=("fact",), before=timezone.now() - timedelta(days=30)),
+     ["old_fact"]),
+    (ForgetFilter(entity="Bund"), ["other"]),
+])
+def test_filters_select_what_they_say(project, spread, selection, expected):
+    ids = forget_selection(project, selection, mode="soft")
+    assert ids == sorted(spread[name].pk for name in expected)
+
+
+@pytest.mark.django_db
+def test_session_filter(project, agent_session, spread):
+    ids = forget_selection(project, ForgetFilter(session_id=agent_session.pk), mode="soft")
+    assert ids == sorted(spread[n].pk for n in ("old_fact", "new_fact", "pref"))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("kwargs", "error", "field"), [
+    ({"selection": ForgetFilter()}, ValidationFailed, "non_field_errors"),
+    ({"selection": ForgetFilter(text_contains="a")}, ValidationFailed, "text_contains"),
+    ({"selection": ForgetFilter(memory_ids=(10**9,))}, ValidationFailed, "memory_ids"),
+    ({"selection": ForgetFilter(entity="Atlantis")}, ValidationFailed, "entity"),
+    ({"selection": ForgetFilter(kinds=("gossip",))}, ValidationFailed, "kinds"),
+    ({"selection": ForgetFilter(session_id=10**9)}, NotFoundError, None),
+    ({"selection": ForgetFilter(text_contains="Shanghai"), "expect_memories": 5}, ValidationFailed,
+     "expect_memories"),
+    ({"selection": ForgetFilter(text_contains="Shanghai"), "mode": "erase"}, ValidationFailed, "mode"),
+])
+def test_bad_input_writes_nothing(project, spread, kwargs, error, field):
+    before = db_state()
+    with pytest.raises(error) as raised:
+        forget_run(project=project, actor="t", **{"mode": "hard", **kwargs})
+    if field:
+        assert field in raised.value.extra
+    assert db_state() == before
+
+
+@pytest.mark.django_db
+def test_dry_run_counts_equal_the_real_run_for_soft(project, spread):
+    selection = ForgetFilter(text_contains="flight")
+    before = db_state()
+    dry = forget_run(project=project, actor="t", selection=selection, dry_run=True)
+    assert db_state() == before
+    real = forget_run(project=project, actor="t", selection=selection)
+    assert dry.counts == real.counts == {"memories": 3} and dry.ids == real.ids
+
+
+@pytest.mark.django_db
+def test_hard_forget_counts_match_the_rows_removed(project, spread):
+    before = db_counts()
+    report = forget_run(project=project, actor="t", selection=ForgetFilter(text_contains="flight"), mode="hard")
+    after = db_counts()
+    assert before["Memory"] - after["Memory"] == report.counts["deleted"] == 3
+    assert before["MemoryEmbedding"] - after["MemoryEmbedding"] == report.counts["embeddings"] == 3
+    assert before["EntityMention"] - after["EntityMention"] == report.counts["mentions"]
+    assert before["Entity"] - after["Entity"] == report.counts["entities"]
+
+
+@pytest.mark.django_db
+def test_command(project, spread):
+    out, err = StringIO(), StringIO()
+    call_command("forget_memories", "--project", "travel", "--text", "flight", "--hard", "--dry-run", stdout=out,
+                 stderr=err)
+    assert "forget: dry run" in out.getvalue() and "memories: 3" in out.getvalue() and "mode: hard" in out.getvalue()
+    assert Memory.objects.count() == 4
+    with pytest.raises(CommandError, match="--dry-run first, then again with --yes"):
+        call_command("forget_memories", "--project", "travel", "--text", "flight", "--hard", stdout=StringIO())
+    with pytest.raises(CommandError, match="not the 2 expected"):
+        call_command("forget_memories", "--project", "travel", "--text", "flight", "--hard", "--yes", "--expect", "2",
+                     stdout=StringIO(), stderr=StringIO())
+    with pytest.raises(CommandError, match="is not a date"):
+        call_command("forget_memories", "--project", "travel", "--before", "yesterday", stdout=StringIO())
+    with pytest.raises(CommandError, match="at least one filter"):
+        call_command("forget_memories", "--project", "travel", stdout=StringIO(), stderr=StringIO())
+    call_command("forget_memories", "--project", "travel", "--text", "flight", "--hard", "--yes", "--expect", "3",
+                 stdout=StringIO(), stderr=err)
+    assert Memory.objects.count() == 1 and "forget" in err.getvalue()
+    call_command("forget_memories", "--project", "travel", "--before", "2999-01-01", "--kind", "fact",
+                 stdout=StringIO(), stderr=StringIO())
+    assert Memory.objects.get().status == "forgotten"
