@@ -224,7 +224,7 @@ def bullet(*parts: str) -> list[str]:
 
 def _recall(rec: dict, note: str) -> list[str]:
     sizes = rec["sizes"]
-    largest, smallest = sizes[-1], sizes[0]
+    largest = sizes[-1]
     lines = [f"## Recall latency at scale (one project, up to {largest['memories']:,} memories){note}", ""]
     lines += para(
         "One synthetic but realistic project (`bench/recall_scale.py`): sessions of 50–100 memories, each with its",
@@ -292,56 +292,36 @@ def _recall(rec: dict, note: str) -> list[str]:
                       ", ".join(f"{preset} p95 {ms} ms" for preset, ms in p95.items()) + ".")
     diag = rec.get("diagnosis")
     if diag:
-        lines += [f"### Where the time goes at {largest['memories']:,} memories", ""]
-        lines += para(
-            "Each slow step timed as the engine runs it and as a what-if on scratch copies of the data",
-            f"({diag['queries']} of the queries; `diagnose()` in `bench/recall_scale.py`; the engine's plans for",
-            "the slowest query of each kind follow the findings):",
-        )
-        lines += [
-            "| step | p50 (ms) | p95 (ms) |",
-            "|---|---|---|",
-            *[f"| {v['variant']} | {v['p50_ms']} | {v['p95_ms']} |" for v in diag["variants"]],
-            "",
-        ]
+        lines += [f"### How recall spends its time at {largest['memories']:,} memories", ""]
         lines += bullet(
-            "**Full-text seeds grow with the project.** The query's terms are OR-ed, so a query matches",
-            f"{diag['lexical_matches_p50']:,} memories at the median ({diag['lexical_matches_p95']:,} at p95), and",
-            "PostgreSQL recomputes `to_tsvector(search_text)` for every match twice (GIN recheck and `ts_rank`),",
-            "because the GIN index is on an expression and no tsvector is stored (the planner adds two parallel",
-            "workers, on two cores). Storing the tsvector (a generated column, GIN index on it) removes the parsing;",
-            "dropping query",
-            "terms that occur in more than 2% of the project's memories bounds the rows to rank (document",
-            f"frequencies from `ts_stat` cost {diag['ts_stat_ms']:.0f} ms here, so they would be cached per project",
-            "and refreshed by maintenance).",
+            "**Seeds are one statement.** The vector kNN (HNSW, `hnsw.ef_search` set once per connection, so no",
+            "transaction of its own), the full-text match and the entity mentions are fragments of one `UNION ALL`",
+            "statement that also returns the two columns ranking needs (occurred_at, importance).",
+            f"Over {diag['queries']} of the queries that statement took p50 {diag['seeds_p50_ms']} ms, p95",
+            f"{diag['seeds_p95_ms']} ms.",
         )
         lines += bullet(
-            "**Entity seeds** count every mention of every entity named in the query. A common entity (a city, a",
-            "language) has thousands of mentions, and the planner hash-joins them with a sequential scan of",
-            "`memory_memory`. At most a few hundred newest mentions per entity, from an `(entity_id, memory_id)`",
-            "index, bound the work. (The entity match is a substring test, so a short entity name such as \"use\"",
-            "also matches inside \"because\".)",
+            "**Full-text** reads a stored `tsvector` (generated column, GIN index), so no row is parsed at query",
+            "time, and leaves out terms that PostgreSQL's own statistics (`pg_stats.most_common_elems`, kept by",
+            "ANALYZE) estimate in more than 1,000 memories (`memory/engine/recall/terms.py`). The full-text part",
+            f"still matched {diag['lexical_matches_p50']:,} memories at the median ({diag['lexical_matches_p95']:,} at",
+            "p95) and must visit each of their heap pages to rank them: that, not the index, is what grows with the",
+            "project (see the plan below).",
         )
         lines += bullet(
-            f"**Ripple's rank step** loads every activated memory (median {diag['activated_p50']}) as a full model",
-            "instance with all its source interactions prefetched, to keep k of them. Ranking needs three columns;",
-            "full rows and provenance are needed for the top k only.",
+            "**Entity seeds** read at most the 200 newest mentions of each named entity from an",
+            "`(entity_id, memory_id)` index; names match as whole words.",
         )
-        small = smallest["presets"].get("ripple", {})
         lines += bullet(
-            "**A floor that does not depend on size.** The vector kNN stays at 2–4 ms at every size, yet at",
-            f"{smallest['memories']:,} memories 2-hop ripple already costs {small.get('p50_ms')} ms p50",
-            f"({small.get('sql_statements_mean', 0):.0f} SQL statements per call, the trace write included, taking",
-            f"{small.get('sql_p50_ms')} ms; the rest is the ORM building queries and model instances, the spreading",
-            "loop and ranking in Python). The fixes above take the size-dependent part away; reaching 25 ms also",
-            "needs fewer round trips (one statement for the three seed sources, the two hops as one recursive",
-            "query, the embedding space cached instead of fetched per recall, the HNSW search without its own",
-            "BEGIN/SET LOCAL/COMMIT) and plain tuples instead of model instances.",
+            "**Ripple** is one statement per hop (the edges touching the frontier, each end's scope check and",
+            "ranking columns joined in); ranking works on those columns, and only the top k memories are loaded",
+            "as full rows with their source interactions.",
         )
         lines.append("")
         for kind, item in diag.get("plans", {}).items():
-            lines += [f"<details><summary>EXPLAIN ANALYZE, {kind} seeds, query “{item['query'][:70]}”</summary>",
-                      "", "```", *item["plan"].splitlines(), "```", "", "</details>", ""]
+            plan = "\n".join(line if len(line) < 300 else line[:300] + " …" for line in item["plan"].splitlines())
+            lines += [f"<details><summary>EXPLAIN ANALYZE, {kind} seed statement, query “{item['query'][:70]}”"
+                      "</summary>", "", "```", *plan.splitlines(), "```", "", "</details>", ""]
     gc_server = rec.get("gc_server")
     if gc_server:
         lines += para(
