@@ -14,3 +14,15 @@ urlpatterns = [
          name="api-changes"),
     path("projects/<slug:project_slug>/recall/", views.RecallApi.as_view(), name="api-recall"),
 ]
+
+# Maintenance (memory/api/maintenance.py): POST with {"dry_run": true} first to see the counts.
+from . import maintenance  # noqa: E402
+
+urlpatterns += [
+    path("projects/<slug:project_slug>/maintenance/decay/", maintenance.DecayApi.as_view(), name="api-maint-decay"),
+    path("projects/<slug:project_slug>/maintenance/merge/", maintenance.MergeApi.as_view(), name="api-maint-merge"),
+    path("projects/<slug:project_slug>/maintenance/summarise/", maintenance.SummariseApi.as_view(),
+         name="api-maint-summarise"),
+    path("projects/<slug:project_slug>/maintenance/review/", maintenance.ReviewApi.as_view(), name="api-maint-review"),
+    path("projects/<slug:project_slug>/maintenance/forget/", maintenance.ForgetApi.as_view(), name="api-maint-forget"),
+]

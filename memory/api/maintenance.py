@@ -1,0 +1,224 @@
+"""Maintenance API: decay/archive, merge, summarise, review, forget (docs/maintenance.md).
+
+Each view checks the role, validates the body, calls one job of engine.maintenance and returns its
+report. `dry_run: true` returns the counts of what would change and writes nothing.
+
+Who may call (checked on the server):
+- decay, merge, summarise, review: curators and admins, and the project's API tokens (an agent may
+  tidy and reflect on its own memory, as it may already write to it);
+- forget: admins only, and never an API token: deleting data is a person's decision.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..engine.maintenance.common import JobReport
+from ..engine.maintenance.decay import decay_run
+from ..engine.maintenance.forget import MODES, ForgetFilter, forget_run
+from ..engine.maintenance.merge import SCOPES, merge_memories, merge_run
+from ..engine.maintenance.review import review_run
+from ..engine.maintenance.summarise import summarise_run
+from ..models import ApiToken, Memory, MemoryKind, Project, Role
+from .access import project_for
+from .authentication import actor_of
+from .serializers import MemoryOutput, reject_nul
+from .views import _may_see_sensitive
+
+MAX_IDS = 1000
+TAG = ["maintenance"]
+
+
+def _ids(**kwargs) -> serializers.ListField:
+    return serializers.ListField(child=serializers.IntegerField(min_value=1), required=False, max_length=MAX_IDS,
+                                 **kwargs)
+
+
+def _kinds() -> serializers.ListField:
+    # Plain strings checked by the engine (400 on "kinds"): a second enum of the memory kinds would
+    # make drf-spectacular warn about one choice set under two names.
+    return serializers.ListField(child=serializers.CharField(max_length=16), required=False, default=list,
+                                 max_length=len(MemoryKind.values),
+                                 help_text=f"Memory kinds: {', '.join(MemoryKind.values)}.")
+
+
+class MaintenanceInput(serializers.Serializer):
+    dry_run = serializers.BooleanField(required=False, default=False,
+                                       help_text="Count what would change and write nothing.")
+
+
+class DecayInput(MaintenanceInput):
+    session_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+    memory_ids = _ids(allow_null=True, default=None, help_text="Only these memories.")
+    kinds = _kinds()
+    threshold = serializers.FloatField(required=False, allow_null=True, default=None, min_value=0, max_value=10,
+                                       help_text="Archive below this weight (default DECAY_ARCHIVE_THRESHOLD).")
+    half_life_days = serializers.FloatField(required=False, allow_null=True, default=None, min_value=0.001,
+                                            max_value=36500)
+    force = serializers.BooleanField(required=False, default=False,
+                                     help_text="Archive memory_ids now, whatever their weight.")
+
+
+class MergeInput(MaintenanceInput):
+    session_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+    scope = serializers.ChoiceField(choices=SCOPES, required=False, default="session",
+                                    help_text="Duplicates within one session, or across the project.")
+    threshold = serializers.FloatField(required=False, allow_null=True, default=None, min_value=0.5, max_value=1.0)
+    survivor_id = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                           help_text="Merge duplicate_ids into this memory (no search).")
+    duplicate_ids = _ids(default=list)
+
+    def validate(self, attrs: dict) -> dict:
+        if (attrs["survivor_id"] is None) != (not attrs["duplicate_ids"]):
+            raise serializers.ValidationError({"survivor_id": ["survivor_id and duplicate_ids go together."]})
+        return attrs
+
+
+class SummariseInput(MaintenanceInput):
+    memory_ids = _ids(default=list, help_text="The cluster; or give session_id and/or entity.")
+    session_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+    entity = serializers.CharField(required=False, allow_blank=True, default="", max_length=300,
+                                   validators=[reject_nul], help_text="Entity id or name.")
+    use_llm = serializers.BooleanField(required=False, default=True,
+                                       help_text="Let the configured LLM write it (extractive otherwise).")
+
+    def validate(self, attrs: dict) -> dict:
+        if attrs["memory_ids"] and (attrs["session_id"] is not None or attrs["entity"]):
+            raise serializers.ValidationError({"memory_ids": ["give memory_ids, or session_id and/or entity."]})
+        if not attrs["memory_ids"] and attrs["session_id"] is None and not attrs["entity"]:
+            raise serializers.ValidationError({"memory_ids": ["name the cluster: memory_ids, session_id or entity."]})
+        return attrs
+
+
+class ReviewInput(MaintenanceInput):
+    session_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+    limit = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1, max_value=1000)
+    below_confidence = serializers.FloatField(required=False, allow_null=True, default=None, min_value=0,
+                                              max_value=1, help_text="Also edges under this confidence.")
+
+
+class ForgetInput(MaintenanceInput):
+    mode = serializers.ChoiceField(choices=MODES, required=False, default="soft",
+                                   help_text="soft: status forgotten; hard: delete with the whole cascade.")
+    memory_ids = _ids(default=list)
+    session_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+    entity = serializers.CharField(required=False, allow_blank=True, default="", max_length=300,
+                                   validators=[reject_nul])
+    kinds = _kinds()
+    before = serializers.DateTimeField(required=False, allow_null=True, default=None,
+                                       help_text="Memories that happened before this time.")
+    text_contains = serializers.CharField(required=False, allow_blank=True, default="", max_length=500,
+                                          trim_whitespace=False, validators=[reject_nul])
+    expect_memories = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0,
+                                               help_text="The dry run's count: refused if the selection differs.")
+
+    def validate(self, attrs: dict) -> dict:
+        if not (attrs["memory_ids"] or attrs["session_id"] is not None or attrs["entity"] or attrs["kinds"]
+                or attrs["before"] is not None or attrs["text_contains"].strip()):
+            raise serializers.ValidationError({"non_field_errors": ["choose what to forget: at least one filter."]})
+        return attrs
+
+    def selection(self) -> ForgetFilter:
+        data = self.validated_data
+        entity = data["entity"]
+        return ForgetFilter(memory_ids=tuple(data["memory_ids"]), session_id=data["session_id"],
+                            entity=int(entity) if entity.isdigit() else (entity or None), kinds=tuple(data["kinds"]),
+                            before=data["before"], text_contains=data["text_contains"].strip())
+
+
+class JobOutput(serializers.Serializer):
+    job = serializers.CharField()
+    dry_run = serializers.BooleanField()
+    params = serializers.DictField(help_text="What the run was asked to do (mode, ...).")
+    counts = serializers.DictField(child=serializers.IntegerField(), help_text="Changes per kind.")
+    ids = serializers.DictField(child=serializers.ListField(child=serializers.IntegerField()),
+                                help_text="Ids touched, per kind of change.")
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class SummariseOutput(JobOutput):
+    summary = MemoryOutput(allow_null=True, help_text="The new summary memory (null in a dry run).")
+
+
+def _valid(serializer_class: type[serializers.Serializer], request) -> serializers.Serializer:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer
+
+
+def _answer(report: JobReport) -> Response:
+    return Response(report.to_json())
+
+
+class DecayApi(APIView):
+    @extend_schema(request=DecayInput, responses=JobOutput, tags=TAG,
+                   summary="Archive memories whose decayed weight fell below the threshold")
+    def post(self, request, project_slug: str):
+        project = project_for(request, project_slug, min_role=Role.CURATOR)
+        data = _valid(DecayInput, request).validated_data
+        return _answer(decay_run(project=project, actor=actor_of(request), **data))
+
+
+class MergeApi(APIView):
+    @extend_schema(request=MergeInput, responses=JobOutput, tags=TAG,
+                   summary="Merge near-duplicate memories (or the named ones)")
+    def post(self, request, project_slug: str):
+        project = project_for(request, project_slug, min_role=Role.CURATOR)
+        data = _valid(MergeInput, request).validated_data
+        common = {"project": project, "actor": actor_of(request), "dry_run": data["dry_run"]}
+        if data["survivor_id"] is not None:
+            return _answer(merge_memories(survivor_id=data["survivor_id"], duplicate_ids=data["duplicate_ids"],
+                                          **common))
+        return _answer(merge_run(session_id=data["session_id"], scope=data["scope"], threshold=data["threshold"],
+                                 **common))
+
+
+class SummariseApi(APIView):
+    @extend_schema(request=SummariseInput, responses=SummariseOutput, tags=TAG,
+                   summary="Summarise a cluster into one summary memory linked by summarizes edges")
+    def post(self, request, project_slug: str):
+        project = project_for(request, project_slug, min_role=Role.CURATOR)
+        data = _valid(SummariseInput, request).validated_data
+        entity = data["entity"]
+        report = summarise_run(project=project, actor=actor_of(request), memory_ids=data["memory_ids"] or None,
+                               session_id=data["session_id"],
+                               entity=int(entity) if entity.isdigit() else (entity or None),
+                               use_llm=data["use_llm"], dry_run=data["dry_run"])
+        body = report.to_json()
+        summary = Memory.objects.filter(pk__in=report.ids.get("summary", [])).prefetch_related("sources").first()
+        context = {"show_sensitive": _may_see_sensitive(request, project)}
+        body["summary"] = MemoryOutput(summary, context=context).data if summary else None
+        return Response(body)
+
+
+class ReviewApi(APIView):
+    @extend_schema(request=ReviewInput, responses=JobOutput, tags=TAG,
+                   summary="Re-check weak inferred edges with the review LLM (503 without an LLM)")
+    def post(self, request, project_slug: str):
+        project = project_for(request, project_slug, min_role=Role.CURATOR)
+        data = _valid(ReviewInput, request).validated_data
+        return _answer(review_run(project=project, actor=actor_of(request), **data))
+
+
+class ForgetApi(APIView):
+    @extend_schema(request=ForgetInput, responses=JobOutput, tags=TAG,
+                   summary="Forget memories by filter: soft, or hard with the full cascade (admins only)")
+    def post(self, request, project_slug: str):
+        project = _admin_project(request, project_slug)
+        serializer = _valid(ForgetInput, request)
+        data = serializer.validated_data
+        return _answer(forget_run(project=project, actor=actor_of(request), selection=serializer.selection(),
+                                  mode=data["mode"], expect_memories=data["expect_memories"],
+                                  dry_run=data["dry_run"]))
+
+
+def _admin_project(request, slug: str) -> Project:
+    """Forgetting is for people with the admin role; an agent's token never may."""
+    if isinstance(request.auth, ApiToken):
+        project_for(request, slug)  # a token of another project still gets that 403 first
+        raise PermissionDenied("Forgetting needs a person with the admin role; API tokens cannot forget.")
+    return project_for(request, slug, min_role=Role.ADMIN)
