@@ -22,6 +22,7 @@ from memory.errors import NotFoundError, ValidationFailed
 from memory.models import Edge, Entity, GraphChange, Interaction, Memory, MemoryEmbedding, RecallTrace, Relation
 from memory.selectors import session_graph
 
+from .openai_server import answer_json
 from .test_maintenance_support import db_counts, db_state, remember, rows_containing
 
 SECRET = "Veronika Quistberg keeps passport X9983451 in the hotel safe. She lives at 12 Elmwood Road in Hamburg."
@@ -233,3 +234,38 @@ def test_command(project, spread):
     call_command("forget_memories", "--project", "travel", "--before", "2999-01-01", "--kind", "fact",
                  stdout=StringIO(), stderr=StringIO())
     assert Memory.objects.get().status == "forgotten"
+
+
+@pytest.mark.django_db
+def test_hard_forget_in_chinese(project, agent_session):
+    secret = "王小明的护照号码是E7654321。他住在北京朝阳区幸福路八号。"
+    keep = [remember(agent_session, "我们十月十二日飞往上海。"), remember(agent_session, "外滩附近的酒店订了三晚。")]
+    target = remember(agent_session, secret)
+    summarise_run(project=project, actor="t", memory_ids=[keep[0].pk, target.pk, keep[1].pk])
+    memory_recall(project=project, query=RecallQuery("王小明的护照", k=5), actor="t")
+    assert rows_containing("E7654321")
+    forget_run(project=project, actor="t", selection=ForgetFilter(text_contains="护照号码"), mode="hard")
+    for text in ("E7654321", "幸福路", "王小明的护照号码是E7654321", "他住在北京朝阳区幸福路八号"):
+        assert rows_containing(text) == {}, text
+    summary = Memory.objects.get(kind="summary")
+    assert "外滩" in summary.content and "护照" not in summary.content
+
+
+@pytest.mark.django_db
+def test_an_llm_summary_is_rewritten_and_its_old_text_scrubbed(project, agent_session, openai_server, settings):
+    settings.MEMORY = {**settings.MEMORY, "LLM": "openai", "LLM_TIMEOUT": 0.5, "LLM_MAX_RETRIES": 0}
+    target = remember(agent_session, SECRET)
+    keep = remember(agent_session, KEEP_2)
+    paraphrase = "VQ stores her travel document in the safe; three nights are booked near the Bund."
+    openai_server.script_chat(answer_json({"summary": paraphrase}))
+    report = summarise_run(project=project, actor="t", memory_ids=[target.pk, keep.pk])
+    summary_id = report.ids["summary"][0]
+    assert Memory.objects.get(pk=summary_id).content == paraphrase
+    memory_recall(project=project, query=RecallQuery("travel document in the safe", k=5), actor="t")
+    assert set(rows_containing("VQ stores her travel document")) >= {"memory_memory", "memory_graphchange",
+                                                                    "memory_recalltrace"}
+    forget_run(project=project, actor="t", selection=ForgetFilter(memory_ids=(target.pk,)), mode="hard")
+    assert rows_containing("VQ stores her travel document") == {}
+    summary = Memory.objects.get(pk=summary_id)
+    assert summary.content == KEEP_2 and summary.dimensions["summary"]["method"] == "extractive"
+    assert len(openai_server.chat_requests) == 1  # the rewrite did not call the LLM

@@ -13,8 +13,9 @@ Soft: the memories become `forgotten`: out of recall and of the session graph, c
 Hard, in one transaction (all or nothing), what SPEC calls the cascade:
 - the memories, plus any duplicates merged into them, are deleted with their edges, entity mentions
   and vectors; entities no other memory mentions are deleted too (their names came from this text);
-- summaries that summarised them are rewritten from their remaining members (LLM when configured,
-  extractive otherwise), or deleted when nothing else remains;
+- summaries that summarised them are rewritten from their remaining members (extractively: no
+  network call inside the deletion's transaction; `summarise_cluster` can ask the LLM again later),
+  or deleted when nothing else remains;
 - their source interactions lose content and metadata (unless they also back a surviving memory),
   and any interaction backing no memory loses the forgotten text it repeats;
 - recall traces and change-log snapshots keep their ids but every occurrence of the forgotten text
@@ -63,7 +64,7 @@ from .common import (
     session_in,
 )
 from .scrub import Needles, changes_scrub, ids_matching, interactions_scrub, traces_scrub
-from .summarise import summary_rewrite, summary_text
+from .summarise import extractive_text, summary_rewrite
 
 MODES = ("soft", "hard")
 MIN_TEXT_FILTER = 2
@@ -125,7 +126,7 @@ def forget_selection(project: Project, selection: ForgetFilter, *, mode: str) ->
 
 
 def forget_run(*, project: Project, actor: str, selection: ForgetFilter, mode: str = "soft",
-               expect_memories: int | None = None, use_llm: bool = True, dry_run: bool = False,
+               expect_memories: int | None = None, dry_run: bool = False,
                progress: Progress = no_progress) -> JobReport:
     ids = forget_selection(project, selection, mode=mode)
     if expect_memories is not None and expect_memories != len(ids):
@@ -136,7 +137,7 @@ def forget_run(*, project: Project, actor: str, selection: ForgetFilter, mode: s
         if mode == "soft":
             _soft(project, actor, ids, report, progress)
         else:
-            _Hard(project, actor, report, progress, use_llm=use_llm and not dry_run, embed=not dry_run).run(ids)
+            _Hard(project, actor, report, progress, embed=not dry_run).run(ids)
         audit_record(project, actor, report, {"mode": mode, "filter": selection.audit_json()})
     return report
 
@@ -166,7 +167,6 @@ class _Hard:
     actor: str
     report: JobReport
     progress: Progress
-    use_llm: bool
     embed: bool
     doomed: set[int] = field(default_factory=set)
     rewritten: set[int] = field(default_factory=set)
@@ -246,7 +246,7 @@ class _Hard:
             return
         before = _tombstone(summary)
         if members:
-            text = summary_text(self.project, members, use_llm=self.use_llm)
+            text = extractive_text(self.project, members, note="rewritten without forgotten memories")
             vector = get_embedder().embed_one(text.text) if self.embed else None
             after = summary_rewrite(self.project, summary, members, text, vector)
         else:  # a summary nobody linked: only the quoted text goes
