@@ -1,4 +1,9 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels (authenticated sessions)."""
+"""ASGI entry point: HTTP through Django, websockets through Channels (authenticated sessions).
+
+Websockets pass AllowedHostsOriginValidator (the Origin header must name an ALLOWED_HOSTS host,
+so other sites cannot open a socket with a visitor's cookie) and AuthMiddlewareStack (the Django
+session cookie gives scope["user"]). Lifespan starts the live-view bridge (docs/live.md).
+"""
 
 import gc
 import os
@@ -13,6 +18,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from memory.engine.extraction import warm_up  # noqa: E402
+from memory.live.lifespan import lifespan_app  # noqa: E402
 from memory.providers import get_embedder  # noqa: E402
 from memory.routing import websocket_urlpatterns  # noqa: E402
 
@@ -28,5 +34,6 @@ application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "lifespan": lifespan_app,
     }
 )

@@ -1,39 +1,121 @@
-"""Live view: one websocket per session, streaming the session's change-log events."""
+"""Live view: one websocket per session, streaming the session's change-log events (docs/live.md).
+
+Protocol (JSON text frames):
+- server → client `{"type": "changes", "changes": [<change snapshot>…], "last_change_id": N}`
+- client → server `{"type": "catch_up", "after": N}`: every change of the session with id > N, in id
+  order, in "changes" pages of ≤ 500, then `{"type": "caught_up", "last_change_id": M}`.
+- server → client `{"type": "error", "error": "…"}` for a message it does not understand.
+
+Close codes: 4403 not logged in / not a member of the session's project; 4404 no such session.
+The socket is accepted before it is closed with these codes, so browsers see the code (a refused
+handshake would only show as a failed connection).
+
+Ordering: a consumer handles one message at a time, so live events that arrive during a catch-up
+wait in the channel-layer queue and are handled after it; changes already sent (by the catch-up or
+earlier) are not sent again. Clients should still dedup by change id (reconnects overlap).
+"""
 
 from __future__ import annotations
+
+from collections import deque
+from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from .engine.events import session_group
-from .models import AgentSession, Membership
+from .engine.snapshots import change_snapshot
+from .live import listener, subscriptions
+from .live.access import NotAllowed, UnknownSession, Watch, session_watch
+from .live.masking import changes_for_viewer
+from .selectors import change_list
 
 CLOSE_FORBIDDEN = 4403
+CLOSE_NOT_FOUND = 4404
+CATCH_UP_PAGE = 500
+REMEMBERED_IDS = 5000  # ids already sent, to drop repeats (catch-up vs live, re-sent batches)
 
 
 class SessionGraphConsumer(AsyncJsonWebsocketConsumer):
+    watch: Watch | None = None
+
     async def connect(self) -> None:
-        self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated or not await self._may_view(user):
-            await self.close(code=CLOSE_FORBIDDEN)
+        listener.ensure_started()  # no-op unless the PostgreSQL bridge is this deployment's transport
+        session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
+        code = None
+        try:
+            self.watch = await database_sync_to_async(session_watch)(self.scope.get("user"), session_id)
+        except NotAllowed:
+            code = CLOSE_FORBIDDEN
+        except UnknownSession:
+            code = CLOSE_NOT_FOUND
+        if code is not None:
+            await self.accept()
+            await self.close(code=code)
             return
-        self.group = session_group(self.session_id)
+        self.sent_ids: set[int] = set()
+        self.sent_order: deque[int] = deque()
+        self.high = 0  # the largest change id sent so far
+        self.group = session_group(session_id)
+        subscriptions.watch(self.watch.project_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
-        if hasattr(self, "group"):
+        if self.watch is not None and hasattr(self, "group"):
+            subscriptions.unwatch(self.watch.project_id)
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
-    async def graph_changed(self, event: dict) -> None:
-        await self.send_json(
-            {"type": "changes", "changes": event["changes"], "last_change_id": event["last_change_id"]}
-        )
+    async def receive_json(self, content: Any, **kwargs) -> None:
+        if self.watch is None:
+            return
+        if not isinstance(content, dict) or content.get("type") != "catch_up":
+            await self.send_json({"type": "error", "error": 'expected {"type": "catch_up", "after": N}'})
+            return
+        after = content.get("after", 0)
+        if not isinstance(after, int) or isinstance(after, bool) or after < 0:
+            await self.send_json({"type": "error", "error": "after must be a non-negative integer"})
+            return
+        await self._catch_up(after)
 
-    @database_sync_to_async
-    def _may_view(self, user) -> bool:
-        session = AgentSession.objects.filter(pk=self.session_id).only("project_id").first()
-        if session is None:
-            return False
-        return user.is_superuser or Membership.objects.filter(project_id=session.project_id, user=user).exists()
+    async def graph_changed(self, event: dict[str, Any]) -> None:
+        """A live group message (engine.events): forward the changes this client has not had yet."""
+        if self.watch is None:
+            return
+        await self._send_changes(event["changes"])
+
+    async def _catch_up(self, after: int) -> None:
+        last = after
+        while True:
+            page = await database_sync_to_async(_change_page)(self.watch.session_id, last)
+            if not page:
+                break
+            await self._send_changes(page)
+            last = page[-1]["id"]
+            if len(page) < CATCH_UP_PAGE:
+                break
+        # Everything up to `last` is sent; so is anything up to an id sent live before (per-project
+        # commit order: it committed before our read, and so did every smaller id of the session).
+        await self.send_json({"type": "caught_up", "last_change_id": max(last, self.high)})
+
+    async def _send_changes(self, changes: list[dict[str, Any]]) -> None:
+        fresh = [c for c in changes if c["id"] not in self.sent_ids]
+        if not fresh:
+            return
+        if not self.watch.show_sensitive:
+            fresh = await database_sync_to_async(changes_for_viewer)(fresh, show_sensitive=False)
+        self._remember(c["id"] for c in fresh)
+        last_id = max(c["id"] for c in fresh)
+        self.high = max(self.high, last_id)
+        await self.send_json({"type": "changes", "changes": fresh, "last_change_id": last_id})
+
+    def _remember(self, ids) -> None:
+        for change_id in ids:
+            self.sent_ids.add(change_id)
+            self.sent_order.append(change_id)
+        while len(self.sent_order) > REMEMBERED_IDS:
+            self.sent_ids.discard(self.sent_order.popleft())
+
+
+def _change_page(session_id: int, after: int) -> list[dict[str, Any]]:
+    return [change_snapshot(c) for c in change_list(session_id=session_id, after_id=after, limit=CATCH_UP_PAGE)]

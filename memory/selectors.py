@@ -1,19 +1,51 @@
-"""Reads: what views, consumers and commands show. No writes here."""
+"""Reads: what views, consumers and commands show. No writes here (except cached layout positions)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 
-from .models import AgentSession, Edge, Entity, GraphChange, Interaction, Memory, Project
+from .engine.layout import Position, positions_for
+from .models import (
+    AgentSession,
+    Edge,
+    EdgeStatus,
+    Entity,
+    EntityMention,
+    GraphChange,
+    Interaction,
+    InteractionStatus,
+    Memory,
+    MemoryStatus,
+    Project,
+)
+
+GRAPH_MAX_NODES = 3000  # a whole session is sent up to this many memories; beyond, a neighbourhood
+GRAPH_MAX_HOPS = 4
+DEFAULT_HOPS = 2
+
+
+def _count(queryset: QuerySet) -> Coalesce:
+    """A correlated COUNT(*) per session: one subquery per column, no join fan-out, no N+1."""
+    counted = queryset.filter(session_id=OuterRef("pk")).order_by().values("session_id") \
+        .annotate(n=Count("*")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
 def session_list(*, project: Project) -> QuerySet[AgentSession]:
+    """The project's sessions, most recently active first, with their counts (one query)."""
+    last_change = GraphChange.objects.filter(session_id=OuterRef("pk")).order_by("-id").values("created_at")[:1]
     return project.sessions.annotate(
-        interaction_count=Count("interactions", distinct=True),
-        memory_count=Count("memories", filter=~Q(memories__status="forgotten"), distinct=True),
-    ).order_by("-last_activity_at")
+        interaction_count=_count(Interaction.objects.all()),
+        memory_count=_count(Memory.objects.exclude(status=MemoryStatus.FORGOTTEN)),
+        filtered_count=_count(Interaction.objects.filter(status=InteractionStatus.FILTERED)),
+        edge_count=_count(Edge.objects.exclude(status=EdgeStatus.REJECTED)),
+        proposal_count=_count(Edge.objects.filter(needs_review=True, status=EdgeStatus.INFERRED)),
+        last_change_at=Subquery(last_change),
+    ).order_by("-last_activity_at", "-id")
 
 
 @dataclass
@@ -22,17 +54,95 @@ class SessionGraph:
     edges: list[Edge]
     entities: list[Entity]
     last_change_id: int
+    positions: dict[int, Position] = field(default_factory=dict)
+    sources: dict[int, list[dict]] = field(default_factory=dict)  # memory id → its interactions' provenance
+    entity_names: dict[int, list[str]] = field(default_factory=dict)  # memory id → names it mentions
+    total_memories: int = 0
+    truncated: bool = False
+    around: int | None = None
 
 
-def session_graph(*, session: AgentSession) -> SessionGraph:
-    """The session's graph as of one change id (read that first, so later changes are not lost)."""
+def session_graph(*, session: AgentSession, around: int | None = None, hops: int = DEFAULT_HOPS,
+                  limit: int | None = None, with_positions: bool = True) -> SessionGraph:
+    """The session's graph as of one change id (read first, so later changes are not lost).
+
+    Whole, if it has at most `limit` (default GRAPH_MAX_NODES) memories and no `around` is asked;
+    else the memories within `hops` of `around` (nearest first, at most `limit`), or with no
+    `around` the most recent `limit` ones; `truncated` then says the graph is not whole.
+    """
     last_change_id = change_last_id(session=session)
-    memories = list(
-        session.memories.exclude(status="forgotten").prefetch_related("sources").order_by("occurred_at", "id")
-    )
-    edges = list(session.edges.order_by("id"))
-    entities = list(Entity.objects.filter(mentions__memory__session=session).distinct().order_by("name"))
-    return SessionGraph(memories=memories, edges=edges, entities=entities, last_change_id=last_change_id)
+    limit = limit or GRAPH_MAX_NODES
+    alive = session.memories.exclude(status=MemoryStatus.FORGOTTEN)
+    total = alive.count()
+    if around is not None:
+        ids = neighbourhood(session_id=session.pk, start=around, hops=hops, limit=limit)
+        rows = alive.filter(pk__in=ids)
+    elif total > limit:
+        recent = list(alive.order_by("-occurred_at", "-id").values_list("id", flat=True)[:limit])
+        rows = alive.filter(pk__in=recent)
+    else:
+        rows = alive
+    memories = list(rows.defer("search_text", "search_vector").order_by("occurred_at", "id"))
+    ids = {m.pk for m in memories}
+    truncated = len(ids) < total
+    sources = _provenance(session, ids if truncated else None)
+    edges = session.edges.order_by("id")
+    if truncated:
+        edges = edges.filter(source_id__in=ids, target_id__in=ids)
+    else:  # never an edge to a node that is not drawn
+        edges = edges.exclude(source__status=MemoryStatus.FORGOTTEN).exclude(target__status=MemoryStatus.FORGOTTEN)
+    entity_names: dict[int, list[str]] = defaultdict(list)
+    entity_ids: set[int] = set()
+    mentions = EntityMention.objects.filter(memory__session=session, memory_id__in=ids) if truncated \
+        else EntityMention.objects.filter(memory__session=session)
+    for memory_id, entity_id, name in mentions.order_by("entity__name").values_list("memory_id", "entity_id",
+                                                                                   "entity__name"):
+        if memory_id in ids:
+            entity_names[memory_id].append(name)
+            entity_ids.add(entity_id)
+    entities = list(Entity.objects.filter(pk__in=entity_ids).order_by("name"))
+    positions = positions_for(session.pk, [m.pk for m in memories]) if with_positions and memories else {}
+    return SessionGraph(memories=memories, edges=list(edges), entities=entities, last_change_id=last_change_id,
+                        positions=positions, sources=sources, entity_names=dict(entity_names), total_memories=total,
+                        truncated=truncated, around=around)
+
+
+def _provenance(session: AgentSession, ids: set[int] | None) -> dict[int, list[dict]]:
+    """The interactions each memory came from, in one query (a prefetch of 5,000 memories took ~1 s)."""
+    through = Memory.sources.through.objects.filter(memory__session=session)
+    if ids is not None:
+        through = through.filter(memory_id__in=ids)
+    sources: dict[int, list[dict]] = defaultdict(list)
+    rows = through.order_by("interaction_id").values_list(
+        "memory_id", "interaction_id", "interaction__kind", "interaction__metadata", "interaction__occurred_at",
+        "interaction__idempotency_key")
+    for memory_id, interaction_id, kind, metadata, occurred_at, key in rows:
+        sources[memory_id].append({"interaction_id": interaction_id, "kind": kind, "metadata": metadata,
+                                   "occurred_at": occurred_at, "idempotency_key": key})
+    return dict(sources)
+
+
+def neighbourhood(*, session_id: int, start: int, hops: int, limit: int) -> list[int]:
+    """Memories within `hops` edges of `start` (either direction, rejected edges ignored), nearest
+    first, at most `limit`. One query per hop."""
+    if not Memory.objects.filter(pk=start, session_id=session_id).exclude(status=MemoryStatus.FORGOTTEN).exists():
+        return []
+    seen = [start]
+    known = {start}
+    frontier = {start}
+    live_edges = Edge.objects.filter(session_id=session_id).exclude(status=EdgeStatus.REJECTED)
+    for _hop in range(min(hops, GRAPH_MAX_HOPS)):
+        if not frontier or len(seen) >= limit:
+            break
+        pairs = live_edges.filter(Q(source_id__in=frontier) | Q(target_id__in=frontier)) \
+            .exclude(source__status=MemoryStatus.FORGOTTEN).exclude(target__status=MemoryStatus.FORGOTTEN) \
+            .values_list("source_id", "target_id")
+        reached = sorted({b if a in frontier else a for a, b in pairs} - known)
+        reached = reached[: limit - len(seen)]
+        seen.extend(reached)
+        known.update(reached)
+        frontier = set(reached)
+    return seen
 
 
 def change_last_id(*, session: AgentSession) -> int:
@@ -40,8 +150,10 @@ def change_last_id(*, session: AgentSession) -> int:
     return last or 0
 
 
-def change_list(*, session: AgentSession, after_id: int, limit: int = 500) -> list[GraphChange]:
-    return list(GraphChange.objects.filter(session=session, id__gt=after_id).order_by("id")[:limit])
+def change_list(*, session: AgentSession | None = None, session_id: int | None = None, after_id: int,
+                limit: int = 500) -> list[GraphChange]:
+    session_id = session.pk if session is not None else session_id
+    return list(GraphChange.objects.filter(session_id=session_id, id__gt=after_id).order_by("id")[:limit])
 
 
 def interaction_list(*, session: AgentSession) -> QuerySet[Interaction]:

@@ -86,14 +86,25 @@ else:
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- Channels (live fan-out) -----------------------------------------------------------------
+# --- Channels (live fan-out; docs/live.md) ---------------------------------------------------
+# With REDIS_URL every process (web, worker, commands) publishes straight into Redis. Without it the
+# layer is in-memory (one process), so changes cross processes through PostgreSQL LISTEN/NOTIFY:
+# a trigger on the change log notifies at commit and the web server's listener fans them out.
 REDIS_URL = env_str("REDIS_URL")
+# A browser that falls behind may queue this many messages before new ones are dropped; it then
+# catches up from the change log.
+CHANNEL_CAPACITY = env_int("CW_CHANNEL_CAPACITY", 1000)
 if REDIS_URL:
     CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
+                    "CONFIG": {"hosts": [REDIS_URL], "capacity": CHANNEL_CAPACITY}}
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": CHANNEL_CAPACITY}}
+    }
+# "notify": the PostgreSQL bridge (memory/live/listener.py); "layer": publish via the channel layer only.
+LIVE_TRANSPORT = env_str("CW_LIVE_TRANSPORT", "layer" if REDIS_URL else "notify")
 
 # --- Auth, i18n, static ------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

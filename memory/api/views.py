@@ -14,6 +14,7 @@ from ..engine.ingest import InteractionInput, interactions_accept
 from ..engine.pipeline import interaction_process_safely
 from ..engine.projects import session_create
 from ..engine.recall import RecallQuery, memory_recall
+from ..live.masking import changes_for_viewer
 from ..models import ApiToken, Interaction, Membership, Project, Role
 from ..selectors import change_list, interaction_list, session_graph, session_list
 from . import serializers as s
@@ -109,14 +110,30 @@ class InteractionDetailApi(APIView):
 
 
 class SessionGraphApi(APIView):
-    @extend_schema(responses=s.GraphOutput, summary="A session's memories, edges and entities")
+    @extend_schema(
+        parameters=[OpenApiParameter("around", int, description="Only the neighbourhood of this memory."),
+                    OpenApiParameter("hops", int, description="Edges from `around` (default 2, max 4)."),
+                    OpenApiParameter("limit", int, description="At most this many memories (default 3000).")],
+        responses=s.GraphOutput, summary="A session's memories (with layout positions), edges and entities",
+    )
     def get(self, request, project_slug: str, session_id: int):
         session = session_for(project_for(request, project_slug), session_id)
-        graph = session_graph(session=session)
-        body = {"session": session, "memories": graph.memories, "edges": graph.edges,
-                "entities": graph.entities, "last_change_id": graph.last_change_id}
-        context = {"show_sensitive": _may_see_sensitive(request, session.project)}
-        return Response(s.GraphOutput(body, context=context).data)
+        params = _validated(s.GraphQueryInput, request.query_params)
+        graph = session_graph(session=session, around=params["around"], hops=params["hops"], limit=params["limit"])
+        show_sensitive = _may_see_sensitive(request, session.project)
+        entities = graph.entities
+        if not show_sensitive:  # an entity only sensitive memories mention is not shown to viewers
+            named = {n for m in graph.memories if not m.sensitive for n in graph.entity_names.get(m.pk, [])}
+            entities = [e for e in entities if e.name in named]
+        memories = [s.graph_node(m, sources=graph.sources.get(m.pk, []), position=graph.positions.get(m.pk),
+                                 entities=graph.entity_names.get(m.pk, []), show_sensitive=show_sensitive)
+                    for m in graph.memories]
+        return Response({
+            "session": s.SessionOutput(session).data, "memories": memories,
+            "edges": [s.graph_edge(e) for e in graph.edges], "entities": s.EntityOutput(entities, many=True).data,
+            "last_change_id": graph.last_change_id, "truncated": graph.truncated,
+            "total_memories": graph.total_memories, "around": graph.around,
+        })
 
 
 class SessionChangesApi(APIView):
@@ -132,8 +149,9 @@ class SessionChangesApi(APIView):
         has_more = len(changes) > params["limit"]
         changes = changes[: params["limit"]]
         last = changes[-1].id if changes else params["after"]
-        return Response({"changes": s.ChangeOutput(changes, many=True).data, "last_change_id": last,
-                         "has_more": has_more})
+        visible = changes_for_viewer(s.ChangeOutput(changes, many=True).data,
+                                     show_sensitive=_may_see_sensitive(request, session.project))
+        return Response({"changes": visible, "last_change_id": last, "has_more": has_more})
 
 
 class RecallApi(APIView):

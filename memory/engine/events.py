@@ -1,6 +1,18 @@
 """The only publisher of live events. Events leave only after the transaction commits.
 
 Each change goes to its session group (`session.<id>`) and its project group (`project.<id>`).
+How a change reaches browsers in *other* processes depends on `settings.LIVE_TRANSPORT`
+(docs/live.md):
+
+- "layer" (with REDIS_URL): every process sends straight into the shared channel layer here.
+- "notify" (embedded default, in-memory layer): a trigger on the change log runs `pg_notify` in the
+  writer's transaction, so PostgreSQL delivers a small notification at commit to the web server's
+  listener (`memory.live.listener`), which reads the changes back and sends them to its layer.
+  In the process that runs that listener this module sends nothing itself: every change, local or
+  not, takes the one NOTIFY path, so none is delivered twice and all arrive in commit order.
+  Elsewhere (workers, commands, tests) it still sends to the process's own in-memory layer, which
+  reaches consumers in that same process only.
+
 Clients order by change id and fill gaps from the change log, so delivery may be at-most-once.
 """
 
@@ -21,6 +33,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+EVENT_TYPE = "graph.changed"  # handled by SessionGraphConsumer.graph_changed
+MAX_BATCH = 500  # changes per group message, like a catch-up page
+
 
 def session_group(session_id: int) -> str:
     return f"session.{session_id}"
@@ -37,22 +52,48 @@ def publish_on_commit(change: GraphChange) -> None:
 
 def publish(changes: list[GraphChange]) -> None:
     """Send committed changes to their groups; a broken channel layer never fails the caller."""
+    if _bridge_delivers():
+        return
     layer = get_channel_layer()
     if layer is None:
         return
+    async_to_sync(send_snapshots)(layer, [change_snapshot(c) for c in changes])  # one event-loop round trip
+
+
+_bridged = False  # set by memory.live.listener in the process that runs the PostgreSQL bridge
+
+
+def bridge_attach(active: bool) -> None:
+    """Called by the listener when it takes over (or gives back) delivery in this process."""
+    global _bridged
+    _bridged = active
+
+
+def _bridge_delivers() -> bool:
+    return _bridged
+
+
+def group_messages(snapshots: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The messages to send per group: changes in id order, at most MAX_BATCH per message."""
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for change in sorted(changes, key=lambda c: c.id):
-        payload = change_snapshot(change)
-        groups[project_group(change.project_id)].append(payload)
-        if change.session_id:
-            groups[session_group(change.session_id)].append(payload)
-    async_to_sync(_send_all)(layer, groups)  # one event-loop round trip for all groups
-
-
-async def _send_all(layer: Any, groups: dict[str, list[dict[str, Any]]]) -> None:
+    for payload in sorted(snapshots, key=lambda c: c["id"]):
+        groups[project_group(payload["project_id"])].append(payload)
+        if payload["session_id"]:
+            groups[session_group(payload["session_id"])].append(payload)
+    messages: dict[str, list[dict[str, Any]]] = {}
     for group, payloads in groups.items():
-        message = {"type": "graph.changed", "changes": payloads, "last_change_id": payloads[-1]["id"]}
-        try:
-            await layer.group_send(group, message)
-        except Exception:  # noqa: BLE001 - the change is committed; the log lets clients catch up
-            logger.exception("publishing %d change(s) to %s failed", len(payloads), group)
+        messages[group] = [
+            {"type": EVENT_TYPE, "changes": chunk, "last_change_id": chunk[-1]["id"]}
+            for chunk in (payloads[i:i + MAX_BATCH] for i in range(0, len(payloads), MAX_BATCH))
+        ]
+    return messages
+
+
+async def send_snapshots(layer: Any, snapshots: list[dict[str, Any]]) -> None:
+    """Send change snapshots to their session and project groups, in id order."""
+    for group, messages in group_messages(snapshots).items():
+        for message in messages:
+            try:
+                await layer.group_send(group, message)
+            except Exception:  # noqa: BLE001 - the change is committed; the log lets clients catch up
+                logger.exception("publishing %d change(s) to %s failed", len(message["changes"]), group)

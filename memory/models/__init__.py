@@ -14,6 +14,7 @@ from .graph import (
     MemoryStatus,
     Relation,
 )
+from .layout import NodePosition, SessionLayout
 from .project import ApiToken, Membership, Project, Role, hash_token
 from .recall import RecallTrace
 from .session import AgentSession, Interaction, InteractionKind, InteractionStatus
@@ -22,5 +23,5 @@ __all__ = [
     "AgentSession", "ApiToken", "Edge", "EdgeOrigin", "EdgeStatus", "EmbeddingSpace", "Entity",
     "EntityMention", "EntityType", "GraphChange", "Interaction", "InteractionKind",
     "InteractionStatus", "Membership", "Memory", "MemoryEmbedding", "MemoryKind", "MemoryStatus",
-    "Project", "RecallTrace", "Relation", "Role", "hash_token",
+    "NodePosition", "Project", "RecallTrace", "Relation", "Role", "SessionLayout", "hash_token",
 ]

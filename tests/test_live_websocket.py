@@ -1,0 +1,209 @@
+"""The live view end to end: a real uvicorn server, real websockets, writers in other processes.
+
+The server runs the embedded default (in-memory channel layer); changes made by other processes
+reach it through the PostgreSQL LISTEN/NOTIFY bridge.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from memory.engine.changelog import change_record
+from memory.engine.ingest import InteractionInput, interactions_accept
+from memory.models import GraphChange, Membership, Memory, Role
+
+from . import test_live_support as support
+from .test_live_support import catch_up, change_ids, close_code, open_socket, receive_until, run_writer, session_cookie
+
+live_server_process = support.live_server_process  # a module fixture: one server for this file
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def member(project, name: str, role: str = Role.VIEWER):
+    user = get_user_model().objects.create_user(name, password="pw-" + name)
+    Membership.objects.create(project=project, user=user, role=role)
+    return user
+
+
+def ingest_in_other_process(session_id: int, text: str) -> None:
+    run_writer(
+        "from memory.engine.ingest import InteractionInput, interactions_accept\n"
+        "from memory.models import AgentSession\n"
+        f"s = AgentSession.objects.get(pk={session_id})\n"
+        f"interactions_accept(session=s, items=[InteractionInput('user_input', {text!r})], actor='cli')\n"
+    )
+
+
+def last_id(session) -> int:
+    return GraphChange.objects.filter(session=session).order_by("-id").values_list("id", flat=True).first() or 0
+
+
+def test_anonymous_socket_is_closed_with_4403(live_server_process, agent_session):
+    with open_socket(live_server_process, agent_session.pk, cookie=None) as ws:
+        assert close_code(ws) == 4403
+
+
+def test_non_member_is_closed_with_4403_and_unknown_session_with_4404(live_server_process, agent_session):
+    outsider = get_user_model().objects.create_user("outsider", password="pw")
+    cookie = session_cookie(outsider)
+    with open_socket(live_server_process, agent_session.pk, cookie) as ws:
+        assert close_code(ws) == 4403
+    viewer = member(agent_session.project, "viewer")
+    with open_socket(live_server_process, 999_999_999, session_cookie(viewer)) as ws:
+        assert close_code(ws) == 4404
+
+
+def test_foreign_origin_is_refused(live_server_process, agent_session):
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    cookie = session_cookie(member(agent_session.project, "viewer"))
+    with pytest.raises(InvalidStatus):
+        connect(live_server_process.ws_url(agent_session.pk), origin="http://evil.example",
+                additional_headers={"Cookie": f"sessionid={cookie}"}, open_timeout=10)
+
+
+def test_change_made_in_another_process_reaches_the_socket(live_server_process, agent_session):
+    cookie = session_cookie(member(agent_session.project, "curator", Role.CURATOR))
+    with open_socket(live_server_process, agent_session.pk, cookie) as ws:
+        start = last_id(agent_session)
+        catch_up(ws, start)  # subscribed and up to date
+        began = time.monotonic()
+        ingest_in_other_process(agent_session.pk, "The budget is 900 EUR for the whole trip")
+        messages = receive_until(ws, lambda ms: any(
+            c["op"] == "interaction.kept" for m in ms if m["type"] == "changes" for c in m["changes"]))
+        latency = time.monotonic() - began
+    received = [c for m in messages if m["type"] == "changes" for c in m["changes"]]
+    expected = list(GraphChange.objects.filter(session=agent_session, id__gt=start).order_by("id"))
+    assert [c["id"] for c in received] == [c.id for c in expected]  # all, once, in commit order
+    assert {c["op"] for c in received} >= {"interaction.received", "memory.created", "interaction.kept"}
+    created = next(c for c in received if c["op"] == "memory.created")
+    assert created["after"]["content"] == "The budget is 900 EUR for the whole trip"
+    assert set(created) == {"id", "project_id", "session_id", "actor", "op", "object_type", "object_id", "before",
+                            "after", "created_at"}
+    print(f"cross-process delivery incl. subprocess start: {latency:.2f} s")
+
+
+def test_catch_up_returns_exactly_the_missed_changes_in_pages(live_server_process, agent_session):
+    viewer = member(agent_session.project, "viewer")
+    interactions_accept(session=agent_session, items=[InteractionInput("user_input", "Hotel near the Bund")],
+                        actor="t")
+    cursor = last_id(agent_session)
+    with transaction.atomic():  # a backlog larger than one page
+        for i in range(620):
+            change_record(project=agent_session.project, session=agent_session, actor="t", op="test.bulk",
+                          object_type="test", object_id=i)
+    missed = list(GraphChange.objects.filter(session=agent_session, id__gt=cursor).order_by("id")
+                  .values_list("id", flat=True))
+    with open_socket(live_server_process, agent_session.pk, session_cookie(viewer)) as ws:
+        messages = catch_up(ws, cursor)
+    pages = [m for m in messages if m["type"] == "changes"]
+    assert change_ids(messages) == missed
+    assert all(len(p["changes"]) <= 500 for p in pages) and len(pages) == 2
+    assert all(p["last_change_id"] == p["changes"][-1]["id"] for p in pages)
+    assert messages[-1] == {"type": "caught_up", "last_change_id": missed[-1]}
+
+
+def test_live_changes_during_a_catch_up_are_neither_lost_nor_repeated(live_server_process, agent_session):
+    cookie = session_cookie(member(agent_session.project, "viewer"))
+    with transaction.atomic():
+        for i in range(1500):
+            change_record(project=agent_session.project, session=agent_session, actor="t", op="test.backlog",
+                          object_type="test", object_id=i)
+
+    def write_live() -> None:
+        for i in range(30):
+            with transaction.atomic():
+                change_record(project=agent_session.project, session=agent_session, actor="t", op="test.live",
+                              object_type="test", object_id=i)
+            time.sleep(0.005)
+
+    with open_socket(live_server_process, agent_session.pk, cookie) as ws:
+        writer = threading.Thread(target=write_live)
+        ws.send(json.dumps({"type": "catch_up", "after": 0}))
+        writer.start()
+        writer.join()
+        everything = list(GraphChange.objects.filter(session=agent_session).order_by("id").values_list("id", flat=True))
+        messages = receive_until(ws, lambda ms: set(change_ids(ms)) >= set(everything)
+                                 and any(m["type"] == "caught_up" for m in ms))
+    ids = change_ids(messages)
+    assert len(ids) == len(set(ids)), "no change is sent twice"
+    assert sorted(ids) == everything
+    before_caught_up = change_ids(messages[: next(i for i, m in enumerate(messages) if m["type"] == "caught_up")])
+    assert before_caught_up == sorted(before_caught_up)
+
+
+def test_viewer_gets_sensitive_content_masked_curator_does_not(live_server_process, agent_session):
+    interactions_accept(session=agent_session, items=[InteractionInput("user_input", "My passport number is X1234567")],
+                        actor="t")
+    Memory.objects.filter(session=agent_session).update(sensitive=True)  # marked after it was logged
+    viewer, curator = member(agent_session.project, "viewer"), member(agent_session.project, "cur", Role.CURATOR)
+    seen = {}
+    for user in (viewer, curator):
+        with open_socket(live_server_process, agent_session.pk, session_cookie(user)) as ws:
+            seen[user.username] = [c for m in catch_up(ws, 0) if m["type"] == "changes" for c in m["changes"]]
+    text = json.dumps(seen["viewer"])
+    assert "X1234567" not in text and "passport" not in text
+    created = next(c for c in seen["viewer"] if c["op"] == "memory.created")
+    assert created["after"]["content"] == "[sensitive]" and created["after"]["sensitive"] is True
+    received = next(c for c in seen["viewer"] if c["op"] == "interaction.received")
+    assert received["after"]["content"] == "[sensitive]"
+    assert "X1234567" in json.dumps(seen["cur"])
+    # Live, too: a memory marked sensitive in another process reaches the viewer masked, before and after.
+    interactions_accept(session=agent_session, items=[InteractionInput("user_input", "The PIN code is 4321")],
+                        actor="t")
+    pin = Memory.objects.get(session=agent_session, content__contains="4321")
+    with open_socket(live_server_process, agent_session.pk, session_cookie(viewer)) as ws:
+        catch_up(ws, last_id(agent_session))
+        run_writer(
+            "from django.db import transaction\n"
+            "from memory.engine.changelog import change_record\n"
+            "from memory.engine.snapshots import memory_snapshot\n"
+            "from memory.models import Memory\n"
+            f"m = Memory.objects.get(pk={pin.pk})\n"
+            "with transaction.atomic():\n"
+            "    before = memory_snapshot(m)\n"
+            "    m.sensitive = True\n"
+            "    m.save(update_fields=['sensitive'])\n"
+            "    change_record(project=m.project, session=m.session, actor='cli', op='memory.updated',\n"
+            "                  object_type='memory', object_id=m.pk, before=before, after=memory_snapshot(m))\n"
+        )
+        messages = receive_until(ws, lambda ms: "memory.updated" in json.dumps(ms))
+    update = next(c for m in messages if m["type"] == "changes" for c in m["changes"] if c["op"] == "memory.updated")
+    assert update["before"]["content"] == update["after"]["content"] == "[sensitive]"
+    assert "4321" not in json.dumps(messages)
+
+
+def test_change_made_inside_the_server_process_arrives_once(live_server_process, agent_session):
+    """The server's own writes also take the NOTIFY path (no second, local copy)."""
+    from urllib.request import Request, urlopen
+
+    from memory.engine.projects import token_issue
+
+    token = token_issue(project=agent_session.project)[1]
+    cookie = session_cookie(member(agent_session.project, "viewer"))
+    with open_socket(live_server_process, agent_session.pk, cookie) as ws:
+        start = last_id(agent_session)
+        catch_up(ws, start)
+        body = json.dumps({"kind": "user_input", "content": "Dinner reservation at 7 pm on Friday"}).encode()
+        request = Request(f"{live_server_process.origin}/api/projects/{agent_session.project.slug}/sessions/"
+                          f"{agent_session.pk}/interactions/?wait=true", data=body, method="POST",
+                          headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        with urlopen(request, timeout=30) as response:
+            assert response.status == 201
+        expected = list(GraphChange.objects.filter(session=agent_session, id__gt=start).order_by("id")
+                        .values_list("id", flat=True))
+        messages = receive_until(ws, lambda ms: set(change_ids(ms)) >= set(expected))
+        time.sleep(0.5)  # a duplicate would arrive right behind
+        try:
+            messages.append(json.loads(ws.recv(timeout=0.5)))
+        except TimeoutError:
+            pass
+    assert change_ids(messages) == expected
