@@ -7,10 +7,36 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HOLD := $(PY) -m contextweaver_site.embedded run --
+# The browser code: npm ci when the lock file changes, a build when any source changes (frontend/dist).
+NODE_STAMP := frontend/node_modules/.installed
+BUILD_STAMP := frontend/dist/.built
+FRONTEND_SOURCES := $(shell find frontend/src frontend/styles -type f 2>/dev/null) frontend/build.mjs
+# Translations: .po files are committed, .mo files compiled here (gettext's msgfmt, scripts/system-deps.sh).
+PO_FILES := $(wildcard locale/*/LC_MESSAGES/*.po)
+MO_FILES := $(PO_FILES:.po=.mo)
+DJANGO_TEST := DJANGO_SETTINGS_MODULE=contextweaver_site.settings.test
 
-.PHONY: demo test setup db db-stop migrate lint bench eval lock clean-db
+.PHONY: demo test setup frontend messages db db-stop migrate lint bench eval lock clean-db
 
-setup: $(STAMP)
+setup: $(STAMP) $(BUILD_STAMP) $(MO_FILES)
+
+frontend: $(BUILD_STAMP)
+
+$(NODE_STAMP): frontend/package.json frontend/package-lock.json | $(STAMP)
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(BUILD_STAMP): $(NODE_STAMP) $(FRONTEND_SOURCES)
+	cd frontend && npm run --silent build
+	touch $@
+
+locale/%.mo: locale/%.po
+	msgfmt --check-format -o $@ $<
+
+# Re-extract the translatable strings (English is the source language) after changing templates or JS.
+messages: setup
+	for domain in django djangojs; do $(DJANGO_TEST) $(PY) manage.py makemessages -d $$domain -l zh_Hans --no-location \
+	  -i "frontend/node_modules/*" -i "frontend/dist/*" -i "var/*" -i "frontend/build.mjs"; done
 
 $(STAMP): pyproject.toml constraints.txt scripts/system-deps.sh
 	bash scripts/system-deps.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # System packages the project needs, installed with apt when missing (Debian/Ubuntu, as root):
 # python3-venv for the virtualenv, Debian's Chromium for the browser tests (never `playwright install`),
-# redis-server for the multi-process live-view tests (channels-redis).
+# redis-server for the multi-process live-view tests (channels-redis), gettext (msgfmt) to compile the
+# translations, and a CJK font so Chromium draws the Chinese UI and demo data in the browser tests.
 set -euo pipefail
 
 need=()
@@ -10,6 +11,8 @@ python_bin=$(command -v python3.11 || command -v python3)
 test -x /usr/bin/chromium || need+=(chromium)
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v npm >/dev/null || need+=(npm)
+command -v msgfmt >/dev/null || need+=(gettext)
+test -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc || need+=(fonts-wqy-microhei)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -1,0 +1,158 @@
+// The three layouts. "force" uses the server's positions when every node has one (preset: instant),
+// otherwise fcose in draft quality (spectral only, ~1 s for thousands of nodes) and remembers the
+// result. "dag" runs dagre over dependency edges, parents above children. "timeline" puts time on x
+// and one lane per kind on y. All of them run only on request: live patches never relayout.
+
+const LANE_HEIGHT = 110;
+const SUB_ROWS = 4;
+const SMALL_GRAPH = 400;
+
+export const LAYOUTS = ["force", "dag", "timeline"];
+
+function run(eles, options) {
+  return new Promise((resolve) => {
+    const layout = eles.layout(options);
+    layout.one("layoutstop", () => resolve());
+    layout.run();
+  });
+}
+
+function presetFrom(eles, positions, animate) {
+  return run(eles, {
+    name: "preset",
+    positions: (node) => positions.get(node.id()) || node.position(),
+    fit: true,
+    padding: 30,
+    animate,
+    animationDuration: 400,
+  });
+}
+
+function snapshot(cy) {
+  const positions = new Map();
+  cy.nodes().forEach((node) => positions.set(node.id(), { ...node.position() }));
+  return positions;
+}
+
+export class Layouts {
+  constructor(cy, model) {
+    this.cy = cy;
+    this.model = model;
+    this.forcePositions = null;
+    this.current = "force";
+    this.timeScale = null;
+  }
+
+  /** Run a layout; animate only for small graphs (switching layouts, not first paint). */
+  async apply(name, { animate = false } = {}) {
+    this.current = name;
+    const large = this.cy.nodes().length > 600;
+    const smooth = animate && !large;
+    if (name === "dag") return this._dag(smooth);
+    if (name === "timeline") return presetFrom(this.cy.nodes(), this._timeline(), smooth);
+    return this._force(smooth);
+  }
+
+  /** The positions the view was created with (server or quick layout): nothing to run. */
+  keepInitial() {
+    this.forcePositions = snapshot(this.cy);
+    this.current = "force";
+  }
+
+  async _force(animate) {
+    if (this.forcePositions) return presetFrom(this.cy.nodes(), this.forcePositions, animate);
+    if (this.model.hasServerPositions) {
+      const positions = new Map();
+      for (const memory of this.model.memories.values()) positions.set(`m${memory.id}`, memory.position);
+      this.forcePositions = positions;
+      return presetFrom(this.cy.nodes(), positions, animate);
+    }
+    const small = this.cy.nodes().length <= SMALL_GRAPH;
+    await run(this.cy.elements(), {
+      name: "fcose",
+      // draft = spectral placement only: ~1 s for thousands of nodes; small graphs can afford refinement.
+      quality: small ? "default" : "draft",
+      randomize: true,
+      animate: false,
+      fit: true,
+      padding: 30,
+      nodeDimensionsIncludeLabels: false,
+      uniformNodeDimensions: true,
+      packComponents: false,
+      nodeRepulsion: 9000,
+      idealEdgeLength: 90,
+      edgeElasticity: 0.3,
+      sampleSize: 25,
+      nodeSeparation: 80,
+    });
+    this.forcePositions = snapshot(this.cy);
+    return undefined;
+  }
+
+  _dag(animate) {
+    const eles = this.cy.elements().filter((e) => !e.hasClass("hidden")
+      && (e.isNode() || e.data("relation") !== "next_in_session"));
+    const large = eles.nodes().length > 800;
+    return run(eles, {
+      name: "dagre",
+      rankDir: "TB",
+      nodeSep: 18,
+      rankSep: 70,
+      edgeSep: 6,
+      ranker: large ? "longest-path" : "network-simplex",
+      fit: true,
+      padding: 30,
+      animate,
+      animationDuration: 400,
+    });
+  }
+
+  _timeline() {
+    const nodes = this.model.memories;
+    const { min, max } = this.model.timeRange();
+    const width = Math.min(60000, Math.max(1200, nodes.size * 30));
+    const span = Math.max(1, max - min);
+    this.timeScale = { min, span, width };
+    const kinds = [...new Set([...nodes.values()].map((m) => m.kind))].sort();
+    this.lanes = new Map(kinds.map((kind, index) => [kind, index]));
+    const positions = new Map();
+    const lastX = new Map();
+    const ordered = [...nodes.values()].sort((a, b) => a.time - b.time || a.id - b.id);
+    for (const memory of ordered) positions.set(`m${memory.id}`, this._timelineSpot(memory, lastX));
+    return positions;
+  }
+
+  _timelineSpot(memory, lastX = new Map()) {
+    const scale = this.timeScale || { min: memory.time, span: 1, width: 1200 };
+    if (!this.lanes.has(memory.kind)) this.lanes.set(memory.kind, this.lanes.size);
+    const lane = this.lanes.get(memory.kind);
+    const x = ((memory.time - scale.min) / scale.span) * scale.width;
+    let row = 0;
+    while (row < SUB_ROWS - 1 && x - (lastX.get(`${lane}:${row}`) ?? -Infinity) < 40) row += 1;
+    lastX.set(`${lane}:${row}`, x);
+    return { x, y: lane * LANE_HEIGHT + row * (LANE_HEIGHT / SUB_ROWS) };
+  }
+
+  /** Where a node that arrives live goes, given the current layout; never moves other nodes. */
+  placeNew(memory, neighbours) {
+    if (memory.position && this.current === "force" && this.model.hasServerPositions) return memory.position;
+    if (this.current === "timeline" && this.lanes) {
+      const spot = this._timelineSpot(memory);
+      return { x: spot.x, y: spot.y + (Math.random() - 0.5) * 20 };
+    }
+    const placed = neighbours.filter((n) => n && n.position);
+    if (placed.length) {
+      const cx = placed.reduce((sum, n) => sum + n.position.x, 0) / placed.length;
+      const cy = placed.reduce((sum, n) => sum + n.position.y, 0) / placed.length;
+      if (this.current === "dag") {
+        const lowest = Math.max(...placed.map((n) => n.position.y));
+        return { x: cx + (Math.random() - 0.5) * 40, y: lowest + 70 };
+      }
+      const angle = Math.random() * Math.PI * 2;
+      const radius = placed.length === 1 ? 60 : 30;
+      return { x: cx + Math.cos(angle) * radius, y: cy + Math.sin(angle) * radius };
+    }
+    const extent = this.cy.extent();
+    return { x: (extent.x1 + extent.x2) / 2 + (Math.random() - 0.5) * 80, y: (extent.y1 + extent.y2) / 2 };
+  }
+}

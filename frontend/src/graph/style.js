@@ -1,0 +1,135 @@
+// Colours and the Cytoscape stylesheet. Node colour = kind, size = importance, faded = superseded or
+// archived, dashed outline + masked label = sensitive. Edge colour = relation; dashed = inferred,
+// solid = approved, dotted and faint = rejected; proposals (needs_review) are orange and thicker.
+
+export const KIND_COLORS = {
+  fact: "#3b82f6",
+  preference: "#ec4899",
+  constraint: "#ef4444",
+  intent: "#8b5cf6",
+  decision: "#f59e0b",
+  action: "#10b981",
+  result: "#14b8a6",
+  error: "#b91c1c",
+  event: "#6366f1",
+  summary: "#64748b",
+};
+
+export const RELATION_COLORS = {
+  causal: "#dc2626",
+  temporal: "#0891b2",
+  conditional: "#7c3aed",
+  elaborates: "#2563eb",
+  supersedes: "#ea580c",
+  part_of: "#059669",
+  references: "#64748b",
+  shares_entity: "#a3a3a3",
+  next_in_session: "#cbd5e1",
+  summarizes: "#0f766e",
+};
+
+export const PROPOSAL_COLOR = "#f97316";
+
+export function kindColor(kind) {
+  return KIND_COLORS[kind] || "#94a3b8";
+}
+
+export function relationColor(relation) {
+  return RELATION_COLORS[relation] || "#94a3b8";
+}
+
+/** @param {{large: boolean}} mode large graphs trade arrows and curves for speed */
+export function stylesheet({ large }) {
+  return [
+    {
+      selector: "node",
+      style: {
+        "background-color": "data(color)",
+        width: "mapData(importance, 1, 5, 14, 42)",
+        height: "mapData(importance, 1, 5, 14, 42)",
+        label: large ? "" : "data(label)",
+        "font-size": 10,
+        "font-family": "DejaVu Sans, Helvetica Neue, Arial, WenQuanYi Micro Hei, Noto Sans CJK SC, PingFang SC, sans-serif",
+        color: "#1f2937",
+        "text-valign": "bottom",
+        "text-margin-y": 3,
+        "text-wrap": "ellipsis",
+        "text-max-width": 120,
+        "text-background-color": "#ffffff",
+        "text-background-opacity": 0.7,
+        "text-background-padding": 1,
+        "min-zoomed-font-size": large ? 9 : 6,
+        "border-width": 1.5,
+        "border-color": "#ffffff",
+        "overlay-padding": 4,
+      },
+    },
+    { selector: 'node[status = "superseded"], node[status = "archived"]', style: { opacity: 0.35 } },
+    {
+      selector: "node[?sensitive]",
+      style: { "border-style": "dashed", "border-color": "#6d28d9", "border-width": 2.5, "font-style": "italic" },
+    },
+    {
+      selector: "edge",
+      style: large
+        ? {
+            "curve-style": "haystack",
+            "haystack-radius": 0,
+            width: 1,
+            "line-color": "data(color)",
+            opacity: 0.55,
+          }
+        : {
+            "curve-style": "bezier",
+            width: "mapData(confidence, 0, 1, 0.8, 2.6)",
+            "line-color": "data(color)",
+            "target-arrow-color": "data(color)",
+            "target-arrow-shape": "triangle",
+            "arrow-scale": 0.7,
+            opacity: 0.85,
+          },
+    },
+    { selector: 'edge[status = "inferred"]', style: { "line-style": "dashed", "line-dash-pattern": [6, 3] } },
+    { selector: 'edge[status = "approved"]', style: { "line-style": "solid" } },
+    { selector: 'edge[status = "rejected"]', style: { "line-style": "dotted", opacity: 0.25 } },
+    { selector: 'edge[relation = "next_in_session"]', style: { width: 1, opacity: 0.45 } },
+    {
+      selector: "edge[?needsReview]",
+      style: {
+        "line-color": PROPOSAL_COLOR,
+        "target-arrow-color": PROPOSAL_COLOR,
+        width: 3,
+        opacity: 1,
+        "line-dash-pattern": [3, 3],
+      },
+    },
+    { selector: "node.labelled", style: { label: "data(label)" } },
+    { selector: ".hidden", style: { display: "none" } },
+    { selector: ".dimmed", style: { opacity: 0.12 } },
+    {
+      selector: "node.match",
+      style: { "border-color": "#f59e0b", "border-width": 4, "border-style": "solid", "z-index": 20, opacity: 1 },
+    },
+    {
+      selector: "node:selected",
+      style: { "border-color": "#111827", "border-width": 4, "border-style": "solid", "z-index": 30 },
+    },
+    {
+      selector: "edge:selected",
+      style: { "line-color": "#111827", "target-arrow-color": "#111827", width: 4, opacity: 1, "z-index": 30 },
+    },
+    { selector: "node.neighbour", style: { "border-color": "#111827", "border-width": 2.5 } },
+    {
+      selector: "node.pulse",
+      style: {
+        "overlay-color": "#f59e0b",
+        "overlay-opacity": 0.35,
+        "overlay-padding": 14,
+        "transition-property": "overlay-opacity, overlay-padding",
+        "transition-duration": "0.5s",
+      },
+    },
+    { selector: "edge.pulse", style: { "line-color": "#f59e0b", "target-arrow-color": "#f59e0b", width: 3, opacity: 1 } },
+    { selector: "node.recalled", style: { "overlay-color": "#22c55e", "overlay-opacity": 0.3, "overlay-padding": 10 } },
+  ];
+}

@@ -1,0 +1,306 @@
+// The Cytoscape view of the model: builds elements once, then patches them in place.
+
+import cytoscape from "cytoscape";
+import dagre from "cytoscape-dagre";
+import fcose from "cytoscape-fcose";
+
+import { shorten } from "../dom.js";
+import { gettext } from "../i18n.js";
+import { Layouts } from "./layouts.js";
+import { kindColor, relationColor, stylesheet } from "./style.js";
+
+cytoscape.use(fcose);
+cytoscape.use(dagre);
+
+const LARGE_NODES = 800;
+const LARGE_EDGES = 1600;
+const PULSE_MS = 2400;
+const EDGE_CHUNK = 1500; // edges added per task while a large graph fills in
+const LABEL_ZOOM = 0.75; // large graphs label only the nodes in view, from this zoom on
+const MAX_LABELLED = 400;
+
+export const nodeId = (memoryId) => `m${memoryId}`;
+
+/**
+ * A cheap first placement for large graphs without server positions, O(nodes + edges): a sunflower
+ * spiral in time order (newest outside), then two passes pulling each node towards its neighbours.
+ */
+export function quickLayout(model) {
+  const memories = [...model.memories.values()].sort((a, b) => a.time - b.time || a.id - b.id);
+  const golden = Math.PI * (3 - Math.sqrt(5));
+  const spot = new Map();
+  memories.forEach((memory, index) => {
+    const radius = 28 * Math.sqrt(index + 1);
+    spot.set(memory.id, { x: radius * Math.cos(index * golden), y: radius * Math.sin(index * golden) });
+  });
+  const neighbours = new Map(memories.map((m) => [m.id, []]));
+  for (const edge of model.edges.values()) {
+    if (neighbours.has(edge.source) && neighbours.has(edge.target)) {
+      neighbours.get(edge.source).push(edge.target);
+      neighbours.get(edge.target).push(edge.source);
+    }
+  }
+  for (let pass = 0; pass < 2; pass += 1) {
+    const next = new Map();
+    for (const [id, list] of neighbours) {
+      const own = spot.get(id);
+      if (!list.length) {
+        next.set(id, own);
+        continue;
+      }
+      let x = 0;
+      let y = 0;
+      for (const other of list) {
+        x += spot.get(other).x;
+        y += spot.get(other).y;
+      }
+      next.set(id, { x: own.x * 0.6 + (x / list.length) * 0.4, y: own.y * 0.6 + (y / list.length) * 0.4 });
+    }
+    for (const [id, position] of next) spot.set(id, position);
+  }
+  for (const memory of memories) memory.draftPosition = spot.get(memory.id);
+}
+export const edgeId = (id) => `e${id}`;
+
+export class GraphView {
+  constructor(container, model, { canSeeSensitive, onSelect }) {
+    this.model = model;
+    this.canSeeSensitive = canSeeSensitive;
+    this.onSelect = onSelect;
+    this.large = model.memories.size > LARGE_NODES || model.edges.size > LARGE_EDGES;
+    // Large graphs are drawn nodes first (interactive at once), edges in chunks right after.
+    if (this.large && !model.hasServerPositions) quickLayout(model);
+    this.pendingEdges = this.large ? this._edgeElements() : [];
+    this.cy = cytoscape({
+      container,
+      elements: this.large ? this._nodeElements() : [...this._nodeElements(), ...this._edgeElements()],
+      style: stylesheet({ large: this.large }),
+      layout: { name: "preset", fit: false },
+      minZoom: 0.02,
+      maxZoom: 4,
+      textureOnViewport: this.large,
+      hideEdgesOnViewport: this.large,
+      hideLabelsOnViewport: this.large,
+      motionBlur: false,
+      pixelRatio: this.large ? 1 : "auto",
+      boxSelectionEnabled: false,
+    });
+    this.layouts = new Layouts(this.cy, model);
+    this.cy.on("tap", "node", (event) => this.onSelect({ type: "memory", id: event.target.data("mid") }));
+    this.cy.on("tap", "edge", (event) => this.onSelect({ type: "edge", id: event.target.data("eid") }));
+    this.cy.on("tap", (event) => {
+      if (event.target === this.cy) this.onSelect(null);
+    });
+  }
+
+  label(memory) {
+    if (memory.sensitive && (!this.canSeeSensitive || memory.content === "[sensitive]")) {
+      return `••• ${gettext("sensitive")}`;
+    }
+    return shorten(memory.label || memory.content, 36);
+  }
+
+  nodeData(memory) {
+    return {
+      id: nodeId(memory.id),
+      mid: memory.id,
+      label: this.label(memory),
+      kind: memory.kind,
+      color: kindColor(memory.kind),
+      importance: Math.max(1, Math.min(5, memory.importance || 3)),
+      status: memory.status,
+      sensitive: memory.sensitive,
+    };
+  }
+
+  edgeData(edge) {
+    return {
+      id: edgeId(edge.id),
+      eid: edge.id,
+      source: nodeId(edge.source),
+      target: nodeId(edge.target),
+      relation: edge.relation,
+      color: relationColor(edge.relation),
+      status: edge.status,
+      origin: edge.origin,
+      needsReview: edge.needsReview,
+      confidence: Math.max(0, Math.min(1, edge.confidence)),
+    };
+  }
+
+  _nodeElements() {
+    const elements = [];
+    for (const memory of this.model.memories.values()) {
+      const element = { group: "nodes", data: this.nodeData(memory) };
+      const position = memory.position || memory.draftPosition;
+      if (position) element.position = { ...position };
+      elements.push(element);
+    }
+    return elements;
+  }
+
+  _edgeElements() {
+    const elements = [];
+    for (const edge of this.model.edges.values()) {
+      if (this.model.memories.has(edge.source) && this.model.memories.has(edge.target)) {
+        elements.push({ group: "edges", data: this.edgeData(edge) });
+      }
+    }
+    return elements;
+  }
+
+  /** Add the edges held back at creation, a chunk per task, so the page answers input meanwhile. */
+  async fillEdges(isEdgeVisible) {
+    const cy = this.cy;
+    while (this.pendingEdges.length) {
+      const chunk = this.pendingEdges.splice(0, EDGE_CHUNK);
+      cy.batch(() => {
+        for (const element of chunk) {
+          if (cy.getElementById(element.data.id).nonempty()) continue; // a live patch got there first
+          const edge = this.model.edges.get(element.data.eid);
+          if (!edge || cy.getElementById(element.data.source).empty() || cy.getElementById(element.data.target).empty()) continue;
+          element.classes = isEdgeVisible(edge) ? "" : "hidden";
+          cy.add(element);
+        }
+      });
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+  }
+
+  /** Frame the nodes from their positions (cheaper than cy.fit(), which measures every element). */
+  fitPositions(padding = 30) {
+    const cy = this.cy;
+    let x1 = Infinity;
+    let y1 = Infinity;
+    let x2 = -Infinity;
+    let y2 = -Infinity;
+    cy.nodes().forEach((node) => {
+      const p = node.position();
+      if (p.x < x1) x1 = p.x;
+      if (p.x > x2) x2 = p.x;
+      if (p.y < y1) y1 = p.y;
+      if (p.y > y2) y2 = p.y;
+    });
+    if (!Number.isFinite(x1)) return;
+    const width = Math.max(1, x2 - x1 + 60);
+    const height = Math.max(1, y2 - y1 + 60);
+    const zoom = Math.min(cy.maxZoom(), Math.max(cy.minZoom(), Math.min((cy.width() - 2 * padding) / width,
+      (cy.height() - 2 * padding) / height)));
+    cy.viewport({ zoom, pan: { x: cy.width() / 2 - zoom * (x1 + x2) / 2, y: cy.height() / 2 - zoom * (y1 + y2) / 2 } });
+  }
+
+  /** Large graphs: show labels only when zoomed in, and only on the nodes in view. */
+  watchLabels() {
+    if (!this.large) return;
+    let timer = null;
+    const update = () => {
+      const cy = this.cy;
+      const labelled = cy.nodes(".labelled");
+      if (cy.zoom() < LABEL_ZOOM) {
+        labelled.removeClass("labelled");
+        return;
+      }
+      const extent = cy.extent();
+      const inView = cy.nodes().filter((node) => {
+        const p = node.position();
+        return p.x >= extent.x1 && p.x <= extent.x2 && p.y >= extent.y1 && p.y <= extent.y2;
+      });
+      cy.batch(() => {
+        labelled.difference(inView).removeClass("labelled");
+        inView.slice(0, MAX_LABELLED).addClass("labelled");
+      });
+    };
+    this.cy.on("viewport", () => {
+      clearTimeout(timer);
+      timer = setTimeout(update, 150);
+    });
+  }
+
+  layout(name, options) {
+    return this.layouts.apply(name, options);
+  }
+
+  /** Draw a model Patch: add (placed near neighbours, pulsing), update, remove. No relayout. */
+  patch(patch, isVisible) {
+    const cy = this.cy;
+    const added = cy.collection();
+    cy.batch(() => {
+      for (const id of patch.edges.removed) cy.getElementById(edgeId(id)).remove();
+      for (const id of patch.memories.removed) cy.getElementById(nodeId(id)).remove();
+      for (const memory of patch.memories.updated) {
+        const node = cy.getElementById(nodeId(memory.id));
+        if (node.nonempty()) node.data(this.nodeData(memory));
+      }
+      for (const memory of patch.memories.added) {
+        const position = this.layouts.placeNew(memory, this._neighbourSpots(memory.id));
+        const node = cy.add({ group: "nodes", data: this.nodeData(memory), position });
+        added.merge(node);
+      }
+      for (const edge of [...patch.edges.added, ...patch.edges.updated]) {
+        const existing = cy.getElementById(edgeId(edge.id));
+        if (existing.nonempty()) existing.data(this.edgeData(edge));
+        else if (cy.getElementById(nodeId(edge.source)).nonempty() && cy.getElementById(nodeId(edge.target)).nonempty()) {
+          added.merge(cy.add({ group: "edges", data: this.edgeData(edge) }));
+        }
+      }
+      added.forEach((element) => {
+        const visible = isVisible(element);
+        element.toggleClass("hidden", !visible);
+      });
+    });
+    if (added.nonempty()) this._pulse(added);
+    if (patch.recalls.length) this._flashRecall(patch.recalls);
+    return added;
+  }
+
+  _neighbourSpots(memoryId) {
+    const spots = [];
+    for (const edge of this.model.edgesOf(memoryId)) {
+      const other = edge.source === memoryId ? edge.target : edge.source;
+      const node = this.cy.getElementById(nodeId(other));
+      if (node.nonempty()) spots.push({ position: node.position() });
+    }
+    return spots;
+  }
+
+  _pulse(elements) {
+    const visible = elements.filter((e) => !e.hasClass("hidden"));
+    visible.addClass("pulse");
+    setTimeout(() => visible.removeClass("pulse"), PULSE_MS);
+  }
+
+  _flashRecall(recalls) {
+    const ids = new Set(recalls.flatMap((r) => r.memory_ids || []));
+    const nodes = this.cy.nodes().filter((n) => ids.has(n.data("mid")));
+    nodes.addClass("recalled");
+    setTimeout(() => nodes.removeClass("recalled"), PULSE_MS * 2);
+  }
+
+  select(selection, { center = false } = {}) {
+    const cy = this.cy;
+    cy.batch(() => {
+      cy.$(":selected").unselect();
+      cy.nodes(".neighbour").removeClass("neighbour");
+      if (!selection) return;
+      const element = cy.getElementById(selection.type === "memory" ? nodeId(selection.id) : edgeId(selection.id));
+      if (element.empty()) return;
+      element.select();
+      if (element.isNode()) element.neighborhood("node").addClass("neighbour");
+      if (center) cy.animate({ center: { eles: element }, zoom: Math.max(cy.zoom(), 1) }, { duration: 300 });
+    });
+  }
+
+  resize() {
+    this.cy.resize();
+  }
+
+  fit() {
+    const visible = this.cy.elements().filter((e) => !e.hasClass("hidden"));
+    this.cy.fit(visible.nonempty() ? visible : undefined, 30);
+  }
+
+  zoomBy(factor) {
+    const cy = this.cy;
+    cy.zoom({ level: cy.zoom() * factor, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } });
+  }
+}

@@ -1,0 +1,233 @@
+// The session's graph as the browser knows it: memories, edges, interactions, and the change log
+// cursor. Changes are applied once each (dedup by change id), in id order within a delivery, and a
+// row's snapshot never goes back to an older version. apply() returns a Patch the views draw.
+
+const REMOVED_STATUSES = new Set(["forgotten"]);
+
+export function memoryFrom(row) {
+  const dimensions = row.dimensions || {};
+  const entityNames = Array.isArray(row.entities)
+    ? row.entities.map((e) => (typeof e === "string" ? e : e.name)).filter(Boolean)
+    : (dimensions.entities || []).map((e) => (typeof e === "string" ? e : e.name)).filter(Boolean);
+  return {
+    id: row.id,
+    kind: row.kind || "fact",
+    content: row.content ?? row.label ?? "",
+    label: row.label || null,
+    importance: Number(row.importance ?? 3),
+    relevance: row.relevance ?? null,
+    novelty: row.novelty ?? null,
+    status: row.status || "active",
+    sensitive: Boolean(row.sensitive),
+    accessCount: row.access_count ?? null,
+    occurredAt: row.occurred_at || row.created_at || null,
+    time: Date.parse(row.occurred_at || row.created_at || "") || 0,
+    dimensions,
+    entities: [...new Set(entityNames)],
+    intent: row.intent ?? dimensions.intent ?? "",
+    sources: Array.isArray(row.sources) ? row.sources : null,
+    position: validPosition(row.position),
+  };
+}
+
+function validPosition(position) {
+  if (!position || typeof position !== "object") return null;
+  const x = Number(position.x);
+  const y = Number(position.y);
+  return Number.isFinite(x) && Number.isFinite(y) ? { x, y } : null;
+}
+
+export function edgeFrom(row) {
+  return {
+    id: row.id,
+    source: row.source_id ?? row.source,
+    target: row.target_id ?? row.target,
+    relation: row.relation,
+    weight: Number(row.weight ?? 1),
+    confidence: Number(row.confidence ?? 1),
+    origin: row.origin || "rule",
+    status: row.status || "inferred",
+    needsReview: Boolean(row.needs_review),
+    rationale: row.rationale || "",
+    createdAt: row.created_at || null,
+  };
+}
+
+export function interactionFrom(row) {
+  return {
+    id: row.id,
+    kind: row.kind,
+    content: row.content ?? "",
+    status: row.status,
+    scores: row.scores || {},
+    reason: row.reason || "",
+    occurredAt: row.occurred_at || null,
+    time: Date.parse(row.occurred_at || "") || 0,
+  };
+}
+
+function emptyPatch() {
+  return {
+    memories: { added: [], updated: [], removed: [] },
+    edges: { added: [], updated: [], removed: [] },
+    interactions: [],
+    recalls: [],
+    changes: [],
+  };
+}
+
+export class GraphModel {
+  constructor(graph, interactions = []) {
+    this.memories = new Map();
+    this.edges = new Map();
+    this.interactions = new Map();
+    this.entities = (graph.entities || []).map((e) => ({ id: e.id, name: e.name, type: e.type }));
+    this.truncated = Boolean(graph.truncated);
+    this.totalMemories = Number(graph.total_memories ?? (graph.memories || graph.nodes || []).length);
+    this.around = graph.around ?? null;
+    this.lastChangeId = Number(graph.last_change_id || 0);
+    this.seen = new Set();
+    this.versions = new Map(); // "memory:12" -> id of the change whose snapshot we hold
+    this.appliedCount = 0;
+    this.duplicateCount = 0;
+    this.history = [];  // changes received live or loaded for the panel, by id
+    for (const row of graph.memories || graph.nodes || []) this.memories.set(row.id, memoryFrom(row));
+    for (const row of graph.edges || []) this.edges.set(row.id, edgeFrom(row));
+    for (const row of interactions) this.interactions.set(row.id, interactionFrom(row));
+  }
+
+  get hasServerPositions() {
+    if (this.memories.size === 0) return false;
+    for (const memory of this.memories.values()) if (!memory.position) return false;
+    return true;
+  }
+
+  /** Apply a delivery of changes; duplicates (already seen ids) are skipped. */
+  apply(changes) {
+    const patch = emptyPatch();
+    const fresh = [];
+    for (const change of changes) {
+      if (this.seen.has(change.id)) {
+        this.duplicateCount += 1;
+        continue;
+      }
+      this.seen.add(change.id);
+      fresh.push(change);
+    }
+    fresh.sort((a, b) => a.id - b.id);
+    for (const change of fresh) {
+      this._applyOne(change, patch);
+      this.lastChangeId = Math.max(this.lastChangeId, change.id);
+      this.appliedCount += 1;
+      patch.changes.push(change);
+    }
+    this._linkSources(fresh);
+    this.history.push(...fresh);
+    return patch;
+  }
+
+  /** Mark changes as known without applying them (the graph snapshot already contains them). */
+  markSeen(ids) {
+    for (const id of ids) this.seen.add(id);
+  }
+
+  _isStale(change) {
+    const key = `${change.object_type}:${change.object_id}`;
+    const held = this.versions.get(key) || 0;
+    if (change.id < held) return true;
+    this.versions.set(key, change.id);
+    return false;
+  }
+
+  _applyOne(change, patch) {
+    const type = change.object_type;
+    if (type === "memory") this._applyMemory(change, patch);
+    else if (type === "edge") this._applyEdge(change, patch);
+    else if (type === "interaction") this._applyInteraction(change, patch);
+    else if (type === "recall" && change.after) patch.recalls.push(change.after);
+  }
+
+  _applyMemory(change, patch) {
+    if (this._isStale(change)) return;
+    const id = change.object_id;
+    const after = change.after;
+    if (!after || REMOVED_STATUSES.has(after.status) || change.op.endsWith(".deleted")) {
+      if (this.memories.delete(id)) {
+        this.totalMemories = Math.max(0, this.totalMemories - 1);
+        patch.memories.removed.push(id);
+        for (const [edgeId, edge] of this.edges) {
+          if (edge.source === id || edge.target === id) this.edges.delete(edgeId);
+        }
+      }
+      return;
+    }
+    const previous = this.memories.get(id);
+    const memory = memoryFrom({ ...after, id });
+    if (previous) {
+      // Snapshots carry no provenance, position or resolved entities: keep what we had.
+      memory.sources = memory.sources || previous.sources;
+      memory.position = memory.position || previous.position;
+      if (!memory.entities.length) memory.entities = previous.entities;
+      this.memories.set(id, memory);
+      patch.memories.updated.push(memory);
+    } else {
+      this.memories.set(id, memory);
+      this.totalMemories += 1;
+      patch.memories.added.push(memory);
+    }
+  }
+
+  _applyEdge(change, patch) {
+    if (this._isStale(change)) return;
+    const id = change.object_id;
+    const after = change.after;
+    if (!after || change.op.endsWith(".deleted")) {
+      if (this.edges.delete(id)) patch.edges.removed.push(id);
+      return;
+    }
+    const edge = edgeFrom({ ...after, id });
+    const known = this.edges.has(id);
+    this.edges.set(id, edge);
+    (known ? patch.edges.updated : patch.edges.added).push(edge);
+  }
+
+  _applyInteraction(change, patch) {
+    if (!change.after || this._isStale(change)) return;
+    const interaction = interactionFrom({ ...change.after, id: change.object_id });
+    this.interactions.set(interaction.id, interaction);
+    patch.interactions.push(interaction);
+  }
+
+  /** A memory made in the same delivery as its interaction's "kept" change came from it. */
+  _linkSources(changes) {
+    const kept = changes.filter((c) => c.object_type === "interaction" && c.after && c.after.status === "kept");
+    if (!kept.length) return;
+    for (const change of changes) {
+      if (change.op !== "memory.created") continue;
+      const memory = this.memories.get(change.object_id);
+      if (!memory || memory.sources) continue;
+      const source = kept.find((k) => k.after.content === memory.content) || (kept.length === 1 ? kept[0] : null);
+      if (source) {
+        memory.sources = [{ interaction_id: source.object_id, kind: source.after.kind,
+          occurred_at: source.after.occurred_at, metadata: source.after.metadata || {} }];
+      }
+    }
+  }
+
+  edgesOf(memoryId) {
+    const result = [];
+    for (const edge of this.edges.values()) if (edge.source === memoryId || edge.target === memoryId) result.push(edge);
+    return result;
+  }
+
+  timeRange() {
+    let min = Infinity;
+    let max = -Infinity;
+    for (const memory of this.memories.values()) {
+      if (!memory.time) continue;
+      if (memory.time < min) min = memory.time;
+      if (memory.time > max) max = memory.time;
+    }
+    return Number.isFinite(min) ? { min, max } : { min: 0, max: 0 };
+  }
+}

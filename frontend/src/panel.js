@@ -1,0 +1,259 @@
+// The side panel: everything about the selected memory or edge, with its provenance and history.
+
+import { fetchAllChanges, fetchInteraction } from "./api.js";
+import { clear, h, shorten } from "./dom.js";
+import { formatDateTime, formatNumber, gettext, interpolate } from "./i18n.js";
+import { kindColor, relationColor } from "./graph/style.js";
+
+const DIMENSION_LISTS = ["topics", "keywords", "dates", "times", "amounts", "numbers", "urls", "paths", "identifiers"];
+
+export class SidePanel {
+  constructor(root, { config, model, labels, onSelect, onEntity }) {
+    Object.assign(this, { root, config, model, labels, onSelect, onEntity });
+    this.selection = null;
+    this.history = null; // promise of the whole change log, loaded once when first needed
+    this.interactionCache = new Map();
+    this.showEmpty();
+  }
+
+  showEmpty() {
+    this.selection = null;
+    clear(this.root).append(
+      h("div", { class: "panel-empty" },
+        h("h2", null, gettext("Details")),
+        h("p", { class: "muted" }, gettext("Click a memory or an edge to see its content, dimensions, scores, sources and history."))),
+    );
+  }
+
+  show(selection) {
+    if (!selection) return this.showEmpty();
+    this.selection = selection;
+    if (selection.type === "memory") return this._memory(selection.id);
+    return this._edge(selection.id);
+  }
+
+  /** Re-render when a live change touched what is shown. */
+  refresh(patch) {
+    const s = this.selection;
+    if (!s) return;
+    const ids = s.type === "memory"
+      ? [...patch.memories.added, ...patch.memories.updated].map((m) => m.id).concat(patch.memories.removed)
+      : [...patch.edges.added, ...patch.edges.updated].map((e) => e.id).concat(patch.edges.removed);
+    const touchesEdges = s.type === "memory"
+      && [...patch.edges.added, ...patch.edges.updated].some((e) => e.source === s.id || e.target === s.id);
+    if (ids.includes(s.id) || touchesEdges) this.show(s);
+  }
+
+  _header(chips, title, closeLabel) {
+    return h("div", { class: "panel-header" },
+      h("div", { class: "chips" }, chips),
+      h("button", { type: "button", class: "icon-btn", title: closeLabel, "aria-label": closeLabel,
+        onclick: () => this.onSelect(null) }, "×"),
+      h("h2", { class: "panel-title" }, title));
+  }
+
+  _memory(id) {
+    const memory = this.model.memories.get(id);
+    if (!memory) {
+      clear(this.root).append(h("p", { class: "muted" }, gettext("This memory is no longer in the graph.")));
+      return;
+    }
+    const hidden = memory.sensitive && (!this.config.canSeeSensitive || memory.content === "[sensitive]");
+    const chips = [
+      h("span", { class: "chip", style: { background: kindColor(memory.kind), color: "#fff" } }, this.labels.kind(memory.kind)),
+      h("span", { class: `chip chip-status-${memory.status}` }, this.labels.status(memory.status)),
+      memory.sensitive ? h("span", { class: "chip chip-sensitive" }, gettext("sensitive")) : null,
+    ];
+    const content = hidden
+      ? h("p", { class: "content masked" }, gettext("The content of this memory is sensitive and hidden from you."))
+      : h("p", { class: "content", id: "panel-content" }, memory.content);
+    const history = h("div", { class: "history" }, h("p", { class: "muted small" }, gettext("Loading…")));
+    const sources = h("div", { class: "sources" });
+    clear(this.root).append(
+      h("article", { class: "panel-body", dataset: { memoryId: memory.id } },
+        this._header(chips, interpolate(gettext("Memory #%s"), [memory.id]), gettext("Close")),
+        content,
+        h("p", { class: "muted small" }, formatDateTime(memory.occurredAt)),
+        this._section(gettext("Scores"), this._scores(memory)),
+        this._section(gettext("Entities"), this._entities(memory)),
+        this._section(gettext("Dimensions"), this._dimensions(memory)),
+        this._section(gettext("Source interactions"), sources),
+        this._section(gettext("Links"), this._links(memory)),
+        this._section(gettext("History"), history),
+        h("p", { class: "small" }, h("a", { href: this._aroundUrl(memory.id), id: "panel-around" },
+          gettext("Open only its neighbourhood")))));
+    this._loadSources(memory, sources);
+    this._loadHistory(history, (c) => (c.object_type === "memory" && c.object_id === memory.id)
+      || (c.object_type === "edge" && c.after && (c.after.source_id === memory.id || c.after.target_id === memory.id)));
+  }
+
+  _edge(id) {
+    const edge = this.model.edges.get(id);
+    if (!edge) {
+      clear(this.root).append(h("p", { class: "muted" }, gettext("This edge is no longer in the graph.")));
+      return;
+    }
+    const end = (memoryId) => {
+      const memory = this.model.memories.get(memoryId);
+      const text = memory ? shorten(memory.sensitive && !this.config.canSeeSensitive ? gettext("sensitive") : memory.content, 70) : "";
+      return h("button", { type: "button", class: "link memory-link", onclick: () => this.onSelect({ type: "memory", id: memoryId }) },
+        `#${memoryId} `, h("span", { class: "muted" }, text));
+    };
+    const chips = [
+      h("span", { class: "chip", style: { background: relationColor(edge.relation), color: "#fff" } }, this.labels.relation(edge.relation)),
+      h("span", { class: `chip chip-edge-${edge.status}` }, this.labels.edgeStatus(edge.status)),
+      edge.needsReview ? h("span", { class: "chip chip-proposal" }, gettext("needs review")) : null,
+    ];
+    const history = h("div", { class: "history" }, h("p", { class: "muted small" }, gettext("Loading…")));
+    clear(this.root).append(
+      h("article", { class: "panel-body", dataset: { edgeId: edge.id } },
+        this._header(chips, interpolate(gettext("Edge #%s"), [edge.id]), gettext("Close")),
+        h("dl", { class: "facts" },
+          h("dt", null, gettext("From (parent)")), h("dd", null, end(edge.source)),
+          h("dt", null, gettext("To (child)")), h("dd", null, end(edge.target)),
+          h("dt", null, gettext("Relation")), h("dd", { id: "panel-relation" }, this.labels.relation(edge.relation)),
+          h("dt", null, gettext("Weight")), h("dd", null, formatNumber(edge.weight)),
+          h("dt", null, gettext("Confidence")), h("dd", null, this._bar(edge.confidence, 1)),
+          h("dt", null, gettext("Origin")), h("dd", null, this.labels.origin(edge.origin)),
+          h("dt", null, gettext("Status")), h("dd", null, this.labels.edgeStatus(edge.status)),
+          edge.createdAt ? [h("dt", null, gettext("Created")), h("dd", null, formatDateTime(edge.createdAt))] : null),
+        this._section(gettext("Rationale"), h("p", { class: "rationale" }, edge.rationale || gettext("No rationale recorded."))),
+        this._section(gettext("History"), history)));
+    this._loadHistory(history, (c) => c.object_type === "edge" && c.object_id === edge.id);
+  }
+
+  _aroundUrl(memoryId) {
+    const url = new URL(location.href);
+    url.searchParams.set("around", String(memoryId));
+    url.searchParams.set("hops", "2");
+    url.searchParams.delete("limit");
+    url.hash = "";
+    return url.toString();
+  }
+
+  _section(title, body) {
+    return h("section", { class: "panel-section" }, h("h3", null, title), body);
+  }
+
+  _bar(value, max) {
+    const ratio = Math.max(0, Math.min(1, Number(value) / max));
+    return h("span", { class: "bar-wrap" }, h("span", { class: "bar" }, h("span", { class: "bar-fill",
+      style: { width: `${Math.round(ratio * 100)}%` } })), h("span", { class: "bar-value" }, formatNumber(value)));
+  }
+
+  _scores(memory) {
+    const rows = [[gettext("Importance"), memory.importance], [gettext("Relevance"), memory.relevance],
+      [gettext("Novelty"), memory.novelty]];
+    return h("dl", { class: "facts" },
+      rows.filter(([, v]) => v !== null && v !== undefined).map(([label, value]) => [h("dt", null, label),
+        h("dd", null, this._bar(value, 5))]),
+      memory.accessCount !== null ? [h("dt", null, gettext("Recalled")), h("dd", null, String(memory.accessCount))] : null);
+  }
+
+  _entities(memory) {
+    if (!memory.entities.length) return h("p", { class: "muted small" }, gettext("None found."));
+    const types = new Map((memory.dimensions.entities || []).map((e) => [e.name, e.type]));
+    return h("div", { class: "chips" }, memory.entities.map((name) => h("button", {
+      type: "button", class: "chip chip-entity", title: gettext("Show only memories mentioning this entity"),
+      onclick: () => this.onEntity(name),
+    }, name, types.get(name) ? h("span", { class: "muted" }, ` · ${types.get(name)}`) : null)));
+  }
+
+  _dimensions(memory) {
+    const d = memory.dimensions || {};
+    const rows = [];
+    const add = (label, value) => {
+      if (value === null || value === undefined || value === "" || (Array.isArray(value) && !value.length)) return;
+      rows.push(h("dt", null, label), h("dd", null, Array.isArray(value) ? value.join(", ") : String(value)));
+    };
+    add(gettext("Intent"), memory.intent ? this.labels.intent(memory.intent) : "");
+    add(gettext("Language"), d.language);
+    add(gettext("Sentiment"), d.sentiment);
+    for (const key of DIMENSION_LISTS) add(this.labels.dimension(key), d[key]);
+    add(gettext("Valid until"), d.valid_until ? formatDateTime(d.valid_until) : "");
+    add(gettext("Source kind"), d.source_kind);
+    const attributes = (d.attributes || []).map((a) => `${a.entity}.${a.attribute} = ${a.value}`);
+    add(gettext("Attributes"), attributes);
+    return rows.length ? h("dl", { class: "facts" }, rows) : h("p", { class: "muted small" }, gettext("None found."));
+  }
+
+  _links(memory) {
+    const edges = this.model.edgesOf(memory.id);
+    if (!edges.length) return h("p", { class: "muted small" }, gettext("No links."));
+    return h("ul", { class: "links" }, edges.map((edge) => {
+      const outgoing = edge.source === memory.id;
+      const other = this.model.memories.get(outgoing ? edge.target : edge.source);
+      const text = other ? shorten(other.sensitive && !this.config.canSeeSensitive ? gettext("sensitive") : other.content, 48) : "";
+      return h("li", null,
+        h("button", { type: "button", class: "link", onclick: () => this.onSelect({ type: "edge", id: edge.id }) },
+          h("span", { class: "rel", style: { color: relationColor(edge.relation) } },
+            `${outgoing ? "→" : "←"} ${this.labels.relation(edge.relation)}`)),
+        " ",
+        h("button", { type: "button", class: "link", onclick: () => this.onSelect({ type: "memory", id: other ? other.id : 0 }) },
+          other ? `#${other.id} ${text}` : "?"),
+        edge.needsReview ? h("span", { class: "chip chip-proposal small" }, gettext("needs review")) : null);
+    }));
+  }
+
+  _loadSources(memory, root) {
+    const sources = memory.sources || [];
+    if (!sources.length) {
+      root.append(h("p", { class: "muted small" }, gettext("No source recorded.")));
+      return;
+    }
+    for (const source of sources) {
+      const id = source.interaction_id ?? source.id;
+      const box = h("div", { class: "source", dataset: { interactionId: id } },
+        h("div", { class: "small" }, h("strong", null, `#${id}`), " ", this.labels.interactionKind(source.kind),
+          " · ", formatDateTime(source.occurred_at)));
+      root.append(box);
+      const cached = this.interactionCache.get(id) || fetchInteraction(this.config, id);
+      this.interactionCache.set(id, cached);
+      cached.then((row) => {
+        const scores = row.scores || {};
+        box.append(
+          h("blockquote", { class: "raw" }, memory.sensitive && !this.config.canSeeSensitive ? gettext("sensitive") : row.content),
+          h("div", { class: "small muted" }, interpolate(gettext("status %(status)s · relevance %(r)s · importance %(i)s · novelty %(n)s · total %(t)s"), {
+            status: this.labels.interactionStatus(row.status), r: formatNumber(scores.relevance),
+            i: formatNumber(scores.importance), n: formatNumber(scores.novelty), t: formatNumber(scores.total),
+          }, true)),
+          row.reason ? h("div", { class: "small" }, row.reason) : null);
+      }).catch(() => box.append(h("p", { class: "muted small" }, gettext("Could not load this interaction."))));
+    }
+  }
+
+  _loadHistory(root, predicate) {
+    if (!this.history) {
+      // One read of the session's change log, then kept current by the live stream (model.history).
+      this.history = fetchAllChanges(this.config, 0).then(({ changes }) => changes);
+    }
+    const selection = this.selection;
+    this.history.then((loaded) => {
+      if (this.selection !== selection) return;
+      const byId = new Map();
+      for (const change of [...loaded, ...this.model.history]) if (predicate(change)) byId.set(change.id, change);
+      const rows = [...byId.values()].sort((a, b) => a.id - b.id);
+      clear(root);
+      if (!rows.length) {
+        root.append(h("p", { class: "muted small" }, gettext("No changes recorded.")));
+        return;
+      }
+      root.append(h("ol", { class: "timeline-list" }, rows.map((c) => h("li", null,
+        h("span", { class: "op" }, c.op), " ", h("span", { class: "muted small" },
+          interpolate(gettext("#%(id)s by %(actor)s, %(when)s"), { id: c.id, actor: c.actor, when: formatDateTime(c.created_at) }, true)),
+        this._diff(c)))));
+    }).catch(() => {
+      this.history = null;
+      clear(root).append(h("p", { class: "muted small" }, gettext("Could not load the history.")));
+    });
+  }
+
+  _diff(change) {
+    if (!change.before || !change.after) return null;
+    const keys = Object.keys(change.after).filter((k) => JSON.stringify(change.before[k]) !== JSON.stringify(change.after[k]));
+    if (!keys.length) return null;
+    return h("div", { class: "diff small" }, keys.map((k) => h("div", null, h("code", null, k), ": ",
+      h("del", null, shorten(JSON.stringify(change.before[k]), 40)), " → ",
+      h("ins", null, shorten(JSON.stringify(change.after[k]), 40)))));
+  }
+}

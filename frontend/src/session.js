@@ -1,0 +1,308 @@
+// The session page: load the graph, draw it, wire filters, views and the side panel, then go live.
+
+import { fetchGraph } from "./api.js";
+import { $, h } from "./dom.js";
+import { Filters, FilterPanel } from "./filters.js";
+import { nodeId, GraphView } from "./graph/view.js";
+import { gettext, interpolate } from "./i18n.js";
+import { makeLabels } from "./labels.js";
+import { LiveConnection, socketUrl } from "./live.js";
+import { GraphModel } from "./model.js";
+import { SidePanel } from "./panel.js";
+import { InteractionTable, MemoryTable } from "./table.js";
+
+const TABS = ["graph", "list", "interactions"];
+
+class SessionApp {
+  constructor(config) {
+    this.config = config;
+    this.labels = makeLabels(config.choices);
+    this.tab = "graph";
+    this.visibleIds = new Set();
+    this.matchIds = [];
+    this.matchCursor = -1;
+  }
+
+  async start() {
+    this._overlay(gettext("Loading the graph…"));
+    const params = Object.fromEntries(["around", "hops", "limit"].map((k) => [k, new URLSearchParams(location.search).get(k)]));
+    let graph;
+    try {
+      graph = await fetchGraph(this.config, params);
+    } catch (error) {
+      this._overlay(error.status === 403 ? gettext("You do not have access to this session.")
+        : interpolate(gettext("Could not load the graph (%s)."), [error.message]), true);
+      return;
+    }
+    performance.mark("cw-graph-fetched");
+    this.model = new GraphModel(graph, this.config.interactions || []);
+    this.filters = new Filters(this.config, this.model);
+    this.view = new GraphView($("#cy"), this.model, {
+      canSeeSensitive: this.config.canSeeSensitive, onSelect: (s) => this.select(s),
+    });
+    performance.mark("cw-drawn");
+    this.panel = new SidePanel($("#panel"), {
+      config: this.config, model: this.model, labels: this.labels,
+      onSelect: (s) => this.select(s, { center: true }), onEntity: (name) => this._filterEntity(name),
+    });
+    this.filterPanel = new FilterPanel($("#filters"), this.filters, this.model);
+    this.table = new MemoryTable($("#view-list"), {
+      model: this.model, filters: this.filters, labels: this.labels,
+      canSeeSensitive: this.config.canSeeSensitive, onSelect: (s) => this.select(s),
+    });
+    this.interactionTable = new InteractionTable($("#view-interactions"), { model: this.model, filters: this.filters, labels: this.labels });
+    this.filters.onChange((what) => this._filtersChanged(what));
+    this._wireToolbar();
+    this.applyFilters();
+    if (this.model.truncated) this._truncatedNotice(graph);
+    performance.mark("cw-filtered");
+    if (this.view.large) {
+      this.view.layouts.keepInitial();
+      this.view.fitPositions();
+      this.view.watchLabels();
+    } else {
+      await this.view.layout("force");
+    }
+    performance.mark("cw-laid-out");
+    this._overlay(null);
+    this._setTab(TABS.includes(location.hash.slice(1)) ? location.hash.slice(1) : "graph");
+    this._stats();
+    await this._markReady();
+    this.live = new LiveConnection({
+      url: socketUrl(this.config.urls.ws), config: this.config, lastId: () => this.model.lastChangeId,
+      onChanges: (changes) => this.onChanges(changes), onStatus: (state, detail) => this._liveStatus(state, detail),
+    });
+    this.live.connect();
+    window.cw = { app: this, cy: this.view.cy, model: this.model, live: this.live, filters: this.filters };
+    if (this.view.pendingEdges.length) {
+      await this.view.fillEdges((edge) => this.filters.edgeVisible(edge, this.visibleIds));
+      this._stats();
+    }
+    performance.mark("cw-complete");
+    document.documentElement.dataset.graphComplete = "1";
+  }
+
+  _markReady() {
+    // Ready = drawn and answering: the first frame after the layout has been painted.
+    return new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => {
+      performance.mark("cw-interactive");
+      document.documentElement.dataset.graphReady = "1";
+      resolve();
+    })));
+  }
+
+  onChanges(changes) {
+    const patch = this.model.apply(changes);
+    if (!patch.changes.length) return;
+    const structural = patch.memories.updated.length || patch.memories.removed.length || patch.edges.updated.length
+      || patch.edges.removed.length;
+    for (const memory of patch.memories.added) if (this.filters.memoryVisible(memory)) this.visibleIds.add(memory.id);
+    const added = this.view.patch(patch, (element) => this._elementVisible(element));
+    if (structural) this.applyFilters();
+    else if (this.filters.searchActive()) this._highlight();
+    this.filterPanel.refreshCounts();
+    this.panel.refresh(patch);
+    if (this.tab === "list") this.table.render(this.visibleIds);
+    if (patch.interactions.length && this.tab === "interactions") this.interactionTable.render();
+    this._stats();
+    if (added.nonempty()) document.dispatchEvent(new CustomEvent("cw:patched", { detail: { added: added.map((e) => e.id()) } }));
+  }
+
+  _elementVisible(element) {
+    if (element.isNode()) return this.visibleIds.has(element.data("mid"));
+    const edge = this.model.edges.get(element.data("eid"));
+    return Boolean(edge) && this.filters.edgeVisible(edge, this.visibleIds);
+  }
+
+  applyFilters() {
+    const visible = new Set();
+    for (const memory of this.model.memories.values()) if (this.filters.memoryVisible(memory)) visible.add(memory.id);
+    this.visibleIds = visible;
+    const cy = this.view.cy;
+    cy.batch(() => {
+      cy.nodes().forEach((node) => {
+        const hide = !visible.has(node.data("mid"));
+        if (node.hasClass("hidden") !== hide) node.toggleClass("hidden", hide);
+      });
+      cy.edges().forEach((element) => {
+        const edge = this.model.edges.get(element.data("eid"));
+        const hide = !edge || !this.filters.edgeVisible(edge, visible);
+        if (element.hasClass("hidden") !== hide) element.toggleClass("hidden", hide);
+      });
+    });
+    this._highlight();
+    this._stats();
+    if (this.tab === "list") this.table.render(this.visibleIds);
+    if (this.tab === "interactions") this.interactionTable.render();
+  }
+
+  _highlight() {
+    const cy = this.view.cy;
+    const active = this.filters.searchActive();
+    const matches = [];
+    cy.batch(() => {
+      cy.nodes().forEach((node) => {
+        const memory = this.model.memories.get(node.data("mid"));
+        const match = active && memory && this.visibleIds.has(memory.id) && this.filters.matches(memory, this.config.canSeeSensitive);
+        if (match) matches.push(memory.id);
+        if (node.hasClass("match") !== Boolean(match)) node.toggleClass("match", Boolean(match));
+        const dim = active && !match;
+        if (node.hasClass("dimmed") !== dim) node.toggleClass("dimmed", dim);
+      });
+      cy.edges().forEach((edge) => {
+        if (edge.hasClass("dimmed") !== active) edge.toggleClass("dimmed", active);
+      });
+    });
+    this.matchIds = matches.sort((a, b) => a - b);
+    this.filterPanel.showMatches(matches.length);
+  }
+
+  _filtersChanged(what) {
+    if (what === "search" || what === "search-next") {
+      this._highlight();
+      if (this.tab === "list") this.table.render(this.visibleIds);
+      if (this.tab === "interactions") this.interactionTable.render();
+      if (what === "search-next" && this.matchIds.length) {
+        this.matchCursor = (this.matchCursor + 1) % this.matchIds.length;
+        this.select({ type: "memory", id: this.matchIds[this.matchCursor] }, { center: true });
+      }
+      return;
+    }
+    this.applyFilters();
+  }
+
+  _filterEntity(name) {
+    this.filters.entity = name.toLowerCase();
+    this.filterPanel.render();
+    this.applyFilters();
+  }
+
+  select(selection, { center = false } = {}) {
+    this.selection = selection;
+    this.view.select(selection, { center: center && this.tab === "graph" });
+    this.panel.show(selection);
+    this.table.selectedId = selection && selection.type === "memory" ? selection.id : null;
+    for (const row of document.querySelectorAll("#memory-table tr.selected")) row.classList.remove("selected");
+    if (this.table.selectedId !== null) {
+      const row = document.querySelector(`#memory-table tr[data-memory-id="${this.table.selectedId}"]`);
+      if (row) row.classList.add("selected");
+    }
+    document.body.classList.toggle("panel-open", Boolean(selection));
+  }
+
+  _wireToolbar() {
+    for (const button of document.querySelectorAll("[data-tab]")) {
+      button.addEventListener("click", () => this._setTab(button.dataset.tab));
+    }
+    for (const button of document.querySelectorAll("[data-layout]")) {
+      button.addEventListener("click", () => this._layout(button.dataset.layout));
+    }
+    $("#btn-fit").addEventListener("click", () => this.view.fit());
+    $("#btn-zoom-in").addEventListener("click", () => this.view.zoomBy(1.4));
+    $("#btn-zoom-out").addEventListener("click", () => this.view.zoomBy(1 / 1.4));
+    $("#live-status").addEventListener("click", () => {
+      if (!this.live) return;
+      if (this.live.held) this.live.resume();
+      else this.live.disconnect({ hold: true });
+    });
+    document.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && this.selection) this.select(null);
+    });
+  }
+
+  async _layout(name) {
+    for (const button of document.querySelectorAll("[data-layout]")) {
+      button.classList.toggle("active", button.dataset.layout === name);
+      button.setAttribute("aria-pressed", String(button.dataset.layout === name));
+    }
+    this._overlay(gettext("Arranging…"));
+    await new Promise((resolve) => setTimeout(resolve, 30)); // let the overlay paint before a long layout
+    await this.view.layout(name, { animate: true });
+    this._overlay(null);
+    document.documentElement.dataset.layout = name;
+  }
+
+  _setTab(tab) {
+    this.tab = tab;
+    for (const button of document.querySelectorAll("[data-tab]")) {
+      const active = button.dataset.tab === tab;
+      button.classList.toggle("active", active);
+      button.setAttribute("aria-selected", String(active));
+    }
+    for (const name of TABS) $(`#view-${name}`).hidden = name !== tab;
+    document.body.dataset.view = tab;
+    if (tab === "graph") this.view.resize();
+    if (tab === "list") this.table.render(this.visibleIds);
+    if (tab === "interactions") this.interactionTable.render();
+    history.replaceState(null, "", tab === "graph" ? location.pathname + location.search : `#${tab}`);
+  }
+
+  _stats() {
+    let edges = 0;
+    this.view.cy.edges().forEach((e) => {
+      if (!e.hasClass("hidden")) edges += 1;
+    });
+    const filtered = [...this.model.interactions.values()].filter((i) => i.status === "filtered").length;
+    $("#graph-stats").textContent = interpolate(gettext("%(nodes)s of %(total)s memories · %(edges)s of %(totalEdges)s edges"), {
+      nodes: this.visibleIds.size, total: this.model.memories.size, edges, totalEdges: this.view.cy.edges().length,
+    }, true);
+    $("#filtered-count").textContent = String(filtered);
+  }
+
+  _liveStatus(state, detail = {}) {
+    const badge = $("#live-status");
+    const texts = {
+      connecting: gettext("Connecting…"),
+      reconnecting: gettext("Reconnecting…"),
+      "catching-up": gettext("Catching up…"),
+      live: gettext("Live"),
+      paused: gettext("Paused"),
+      forbidden: gettext("No live access"),
+      offline: interpolate(gettext("Offline, retrying in %s s"), [Math.max(1, Math.round((detail.retryInMs || 0) / 1000))]),
+    };
+    badge.dataset.state = state;
+    $("#live-status-text").textContent = texts[state] || state;
+    badge.title = state === "paused" ? gettext("Click to resume live updates") : gettext("Click to pause live updates");
+  }
+
+  _overlay(text, error = false) {
+    const overlay = $("#graph-overlay");
+    overlay.hidden = !text;
+    overlay.classList.toggle("error", error);
+    overlay.textContent = text || "";
+  }
+
+  _truncatedNotice(graph) {
+    const notice = $("#truncated-notice");
+    notice.hidden = false;
+    const values = { shown: this.model.memories.size, total: this.model.totalMemories, around: graph.around };
+    const text = graph.around
+      ? interpolate(gettext("Showing the %(shown)s memories around #%(around)s of %(total)s."), values, true)
+      : interpolate(gettext("This session is large: showing its %(shown)s most recent memories of %(total)s."), values, true);
+    const all = new URL(location.href);
+    all.searchParams.delete("around");
+    all.searchParams.delete("hops");
+    all.searchParams.set("limit", String(Math.min(10000, this.model.totalMemories)));
+    all.hash = "";
+    notice.append(text, " ", h("a", { href: all.toString(), id: "load-all" }, gettext("Load all (slower)")));
+  }
+}
+
+function boot() {
+  const element = document.getElementById("cw-config");
+  if (!element) return;
+  const app = new SessionApp(JSON.parse(element.textContent));
+  app.start().catch((error) => {
+    console.error(error); // eslint-disable-line no-console
+    const overlay = document.getElementById("graph-overlay");
+    if (overlay) {
+      overlay.hidden = false;
+      overlay.textContent = String(error);
+    }
+  });
+}
+
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);
+else boot();
+
+export { nodeId };
