@@ -1,1 +1,1 @@
-"""Server-rendered pages (login required). The live graph view arrives with the frontend build."""
+"""Server-rendered pages (login required); the session page mounts the graph module built from frontend/."""

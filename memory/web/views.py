@@ -1,17 +1,44 @@
-"""Pages for people: the projects they belong to, a project's sessions, one session's memories."""
+"""Pages for people: the projects they belong to, a project's sessions, one session's live graph.
+
+Pages are server-rendered; the session page also loads the graph module (frontend/), which reads the
+graph API and the session's websocket with the same login.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.shortcuts import render
+from django.urls import reverse
 
-from ..models import AgentSession, Membership, Project
-from ..selectors import interaction_list, session_graph, session_list
+from ..models import AgentSession, Membership, Project, Role
+from ..selectors import interaction_list, session_list
+from .labels import all_choices
+
+SESSIONS_PER_PAGE = 50
+RECENT_SESSIONS = 5
+FILTERED_INTERACTIONS_SHOWN = 5000
+# Counts the session list may carry (selectors.session_list); a missing one is shown as "–".
+COUNT_FIELDS = ("interaction_count", "memory_count", "filtered_count", "edge_count", "proposal_count")
 
 
-def _visible_projects(user):
+@dataclass
+class SessionRow:
+    session: AgentSession
+    counts: dict[str, int | None]
+
+
+def _rows(sessions) -> list[SessionRow]:
+    return [SessionRow(s, {name: getattr(s, name, None) for name in COUNT_FIELDS}) for s in sessions]
+
+
+def _visible_projects(user) -> QuerySet[Project]:
     if user.is_superuser:
         return Project.objects.order_by("name")
     return Project.objects.filter(memberships__user=user).order_by("name")
@@ -26,10 +53,43 @@ def _project_or_403(user, slug: str) -> Project:
     return project
 
 
+def _searched(sessions: QuerySet[AgentSession], query: str) -> QuerySet[AgentSession]:
+    if not query:
+        return sessions
+    return sessions.filter(Q(title__icontains=query) | Q(task__icontains=query))
+
+
+def _may_see_sensitive(user, project: Project) -> bool:
+    """The same rule as the API: curators and admins of the project (and superusers) see sensitive content."""
+    return user.is_superuser or Membership.objects.filter(
+        user=user, project=project, role__in=[Role.CURATOR, Role.ADMIN]).exists()
+
+
 @login_required
 def home(request):
-    projects = [(p, session_list(project=p)) for p in _visible_projects(request.user)]
-    return render(request, "memory/home.html", {"projects": projects})
+    query = request.GET.get("q", "").strip()
+    cards = []
+    for project in _visible_projects(request.user):
+        sessions = list(_searched(session_list(project=project), query))
+        cards.append({
+            "project": project,
+            "sessions": _rows(sessions[:RECENT_SESSIONS]),
+            "session_count": len(sessions),
+            "memory_count": sum(getattr(s, "memory_count", 0) or 0 for s in sessions),
+            "interaction_count": sum(getattr(s, "interaction_count", 0) or 0 for s in sessions),
+            "last_activity": max((s.last_activity_at for s in sessions), default=None),
+        })
+    return render(request, "memory/home.html", {"cards": cards, "query": query})
+
+
+@login_required
+def project_detail(request, project_slug: str):
+    project = _project_or_403(request.user, project_slug)
+    query = request.GET.get("q", "").strip()
+    sessions = _searched(session_list(project=project), query)
+    page = Paginator(sessions, SESSIONS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"project": project, "page": page, "rows": _rows(page.object_list), "query": query}
+    return render(request, "memory/project.html", context)
 
 
 @login_required
@@ -38,7 +98,27 @@ def session_detail(request, project_slug: str, session_id: int):
     session = AgentSession.objects.filter(project=project, pk=session_id).first()
     if session is None:
         raise Http404("No such session")
-    graph = session_graph(session=session)
-    context = {"project": project, "session": session, "graph": graph,
-               "interactions": interaction_list(session=session).filter(status="filtered")}
+    context = {"project": project, "session": session, "config": _page_config(request, project, session)}
     return render(request, "memory/session.html", context)
+
+
+def _page_config(request, project: Project, session: AgentSession) -> dict[str, Any]:
+    kwargs = {"project_slug": project.slug, "session_id": session.pk}
+    filtered = interaction_list(session=session).filter(status="filtered").order_by("-occurred_at", "-id")
+    return {
+        "projectSlug": project.slug,
+        "sessionId": session.pk,
+        "urls": {
+            "graph": reverse("api-graph", kwargs=kwargs),
+            "changes": reverse("api-changes", kwargs=kwargs),
+            "interaction": reverse("api-interaction", kwargs={**kwargs, "interaction_id": 0}),
+            "ws": f"/ws/sessions/{session.pk}/",
+        },
+        "canSeeSensitive": _may_see_sensitive(request.user, project),
+        "choices": all_choices(),
+        "interactions": [
+            {"id": i.pk, "kind": i.kind, "content": i.content, "status": i.status, "scores": i.scores,
+             "reason": i.reason, "occurred_at": i.occurred_at.isoformat()}
+            for i in filtered[:FILTERED_INTERACTIONS_SHOWN]
+        ],
+    }
