@@ -1,0 +1,222 @@
+"""Browser tests: Debian's Chromium (Playwright) against a real uvicorn server on the test database.
+
+The server is a separate process serving contextweaver_site.asgi with the test settings (inline
+ingest: the server process runs the pipeline and publishes to the page's websocket), pointed at the
+test database that pytest-django created (CW_DB_NAME). Data is written in this process outside any
+test transaction, so the server sees it; the database is dropped at the end of the run.
+Run in their own pytest process (scripts/run-tests.sh): Playwright's sync API runs an event loop in
+the test thread, which Django's async-safety check would otherwise refuse.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+# The ORM is called from fixtures while Playwright's event loop runs in the same thread.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "var" / "artifacts"
+SCREENSHOTS = ARTIFACTS / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-quic", "--no-first-run", "--disable-gpu"]
+PASSWORD = "a-long-test-password-1"
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run scripts/system-deps.sh (never `playwright install`).")
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "headless": True, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": {"width": 1440, "height": 900}, "locale": "en-US"}
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_test_environment, django_db_blocker):
+    """Create the test database for the whole run. pytest-django's own fixture only creates it for
+    tests marked django_db, whose per-test flush would wipe the data the server process reads."""
+    from django.test.utils import setup_databases, teardown_databases
+
+    with django_db_blocker.unblock():
+        config = setup_databases(verbosity=0, interactive=False, aliases={"default"})
+    yield
+    with django_db_blocker.unblock():
+        teardown_databases(config, verbosity=0)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server_url(django_db_setup, django_db_blocker) -> str:
+    """A uvicorn process (HTTP + websockets) on the test database; stopped before the database is dropped."""
+    from django.db import connection
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "contextweaver_site.settings.test",
+           "CW_DB_NAME": _test_database(connection), "DEBUG": "false"}
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    log = (ARTIFACTS / "browser-server.log").open("w")
+    server = subprocess.Popen([sys.executable, "-m", "uvicorn", "contextweaver_site.asgi:application", "--host",
+                               "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+                              cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(url + "/login/", timeout=2).read()
+            break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                pytest.fail(f"the test server did not start; see {log.name}")
+            time.sleep(0.3)
+    try:
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+@dataclass
+class Site:
+    url: str
+    project_slug: str
+    session_id: int
+    token: str
+    member: str
+    outsider: str
+
+    def session_path(self, session_id: int | None = None) -> str:
+        return f"/p/{self.project_slug}/sessions/{session_id or self.session_id}/"
+
+    def api(self, path: str) -> str:
+        return f"{self.url}/api/projects/{self.project_slug}/{path}"
+
+
+def _test_database(connection) -> str:
+    """The database pytest-django created. Read from the settings, not the connection: under
+    Playwright's greenlets this thread may hold a fresh connection that still names the default one."""
+    name = connection.creation._get_test_db_name()
+    assert name.startswith("test_"), f"refusing to use {name!r}: not a test database"
+    return name
+
+
+def _site_create(database: str) -> tuple[str, int, str]:
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from memory.demo.bootstrap import scenario_load
+    from memory.demo.scenarios import load_scenarios
+    from memory.engine.projects import project_create, token_issue
+    from memory.models import Membership, Role
+
+    connection.settings_dict["NAME"] = database  # this thread's connection: the test database, not the default
+    try:
+        project = project_create(name="Travel agents", slug="travel-web")
+        scenario = next(s for s in load_scenarios("en") if s.topic == "travel")
+        session = scenario_load(project, scenario)
+        users = get_user_model().objects
+        member = users.create_user("alice", password=PASSWORD)
+        Membership.objects.create(project=project, user=member, role=Role.CURATOR)
+        users.create_user("mallory", password=PASSWORD)
+        token = token_issue(project=project, name="browser-tests")[1]
+        return project.slug, session.pk, token
+    finally:
+        connection.close()
+
+
+@pytest.fixture(scope="session")
+def site(server_url, django_db_blocker) -> Site:
+    """A project with the English travel demo loaded through the real pipeline, a member and an outsider.
+
+    Written from a worker thread: the engine publishes live events with async_to_sync, which refuses
+    to run in a thread where an event loop (Playwright's) is running.
+    """
+    from django.db import connection
+
+    database = _test_database(connection)
+    with django_db_blocker.unblock(), ThreadPoolExecutor(max_workers=1) as pool:
+        slug, session_id, token = pool.submit(_site_create, database).result()
+    return Site(url=server_url, project_slug=slug, session_id=session_id, token=token, member="alice",
+                outsider="mallory")
+
+
+def login(page, site: Site, username: str) -> None:
+    page.goto(site.url + "/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(site.url + "/")
+
+
+def open_session(page, site: Site, session_id: int | None = None, query: str = ""):
+    page.goto(site.url + site.session_path(session_id) + query)
+    page.wait_for_selector("html[data-graph-ready='1']", state="attached", timeout=30_000)
+    page.wait_for_selector("html[data-graph-complete='1']", state="attached", timeout=30_000)
+
+
+def wait_live(page) -> None:
+    page.wait_for_selector("#live-status[data-state='live']", timeout=15_000)
+
+
+def post_interaction(site: Site, session_id: int, content: str, kind: str = "user_input") -> dict:
+    """What an agent does: POST with the project token. The test server processes it inline."""
+    request = urllib.request.Request(
+        site.api(f"sessions/{session_id}/interactions/"), method="POST",
+        data=json.dumps({"kind": kind, "content": content}).encode(),
+        headers={"Authorization": f"Bearer {site.token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())["interactions"][0]
+
+
+def api_get(site: Site, path: str) -> dict:
+    request = urllib.request.Request(site.api(path), headers={"Authorization": f"Bearer {site.token}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def new_session(site: Site, title: str) -> int:
+    request = urllib.request.Request(
+        site.api("sessions/"), method="POST", data=json.dumps({"title": title, "task": "Plan a trip"}).encode(),
+        headers={"Authorization": f"Bearer {site.token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())["id"]
+
+
+def screenshot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+
+
+def visible_memory_ids(page) -> list[int]:
+    return page.evaluate("cw.cy.nodes().filter(n => !n.hasClass('hidden')).map(n => n.data('mid'))"
+                         ".sort((a, b) => a - b)")
+

@@ -1,0 +1,91 @@
+"""Live updates: an agent's POST shows up in the open page, and a reconnect catches up exactly once."""
+
+from __future__ import annotations
+
+import time
+
+from .conftest import api_get, login, new_session, open_session, post_interaction, screenshot, wait_live
+
+FACTS = [
+    "The museum pass for the Shanghai Museum costs 120 RMB and must be booked online before Friday",
+    "My colleague Wang Lei will join the trip on 13 October and needs a separate room",
+    "The airport pickup for the return flight MU5106 must leave the hotel at 06:30",
+    "Dinner on the second evening is booked at Lost Heaven on Yan'an Road for four people",
+    "The Bund Garden Hotel confirmed a late checkout at 14:00 on the last day",
+]
+
+
+def node_ids(page) -> list[int]:
+    return page.evaluate("cw.cy.nodes().map(n => n.data('mid')).sort((a, b) => a - b)")
+
+
+def edge_ids(page) -> list[int]:
+    return page.evaluate("cw.cy.edges().map(e => e.data('eid')).sort((a, b) => a - b)")
+
+
+def assert_page_matches_server(page, site, session_id):
+    graph = api_get(site, f"sessions/{session_id}/graph/")
+    assert node_ids(page) == sorted(m["id"] for m in graph["memories"])
+    assert edge_ids(page) == sorted(e["id"] for e in graph["edges"])
+    applied = page.evaluate("cw.model.history.map(c => c.id)")
+    assert len(applied) == len(set(applied)), "a change was applied twice"
+    assert applied == sorted(applied)
+
+
+def test_a_posted_interaction_appears_in_the_open_page_within_a_second(page, site):
+    session_id = new_session(site, "Live trip")
+    post_interaction(site, session_id, "I want a 4-day trip to Hangzhou in November with a budget of 6000 RMB")
+    login(page, site, site.member)
+    open_session(page, site, session_id)
+    wait_live(page)
+    before = node_ids(page)
+
+    row = post_interaction(site, session_id, FACTS[0])
+    answered = time.monotonic()
+    assert row["status"] == "kept" and row["memory_ids"], row
+    node = f"m{row['memory_ids'][0]}"
+    page.wait_for_function(f"() => cw.cy.getElementById('{node}').nonempty()", timeout=1000)
+    assert time.monotonic() - answered < 1.0
+    # Placed near its neighbour (not at the origin, no global relayout) and pulsing.
+    assert page.evaluate(f"cw.cy.getElementById('{node}').hasClass('pulse')")
+    moved = page.evaluate(f"""() => {{ const others = cw.cy.nodes().filter(n => n.id() !== '{node}');
+        return others.map(n => n.position()); }}""")
+    assert len(moved) == len(before)
+    assert node_ids(page) == sorted([*before, row["memory_ids"][0]])
+    screenshot(page, "session-live-new-node")
+    assert_page_matches_server(page, site, session_id)
+
+
+def test_after_a_disconnect_the_page_catches_up_without_gaps_or_duplicates(page, site):
+    session_id = new_session(site, "Reconnect trip")
+    post_interaction(site, session_id, "Plan a weekend in Suzhou gardens for two adults with a 3000 RMB budget")
+    login(page, site, site.member)
+    open_session(page, site, session_id)
+    wait_live(page)
+
+    # The socket goes away and stays away while the agent keeps posting.
+    page.evaluate("cw.live.disconnect({hold: true})")
+    page.wait_for_selector("#live-status[data-state='paused']", state="attached", timeout=5000)
+    missed = [post_interaction(site, session_id, text) for text in FACTS[1:4]]
+    missed_ids = [r["memory_ids"][0] for r in missed if r["memory_ids"]]
+    assert missed_ids
+    time.sleep(0.3)
+    assert not set(missed_ids) & set(node_ids(page))
+
+    page.evaluate("cw.live.resume()")
+    wait_live(page)
+    page.wait_for_function(f"() => {missed_ids}.every(id => cw.cy.getElementById('m' + id).nonempty())",
+                           timeout=5000)
+    assert_page_matches_server(page, site, session_id)
+    # Re-delivering what the page already has changes nothing (dedup by change id).
+    duplicates = page.evaluate("""() => { const before = cw.model.duplicateCount;
+        cw.app.onChanges(cw.model.history.slice(-5)); return cw.model.duplicateCount - before; }""")
+    assert duplicates == 5
+    assert_page_matches_server(page, site, session_id)
+
+    # A dropped connection (no hold) reconnects by itself with back-off and catches up.
+    page.evaluate("cw.live.socket.close()")
+    row = post_interaction(site, session_id, FACTS[4])
+    page.wait_for_function(f"() => cw.cy.getElementById('m{row['memory_ids'][0]}').nonempty()", timeout=15_000)
+    wait_live(page)
+    assert_page_matches_server(page, site, session_id)

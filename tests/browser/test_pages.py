@@ -1,0 +1,158 @@
+"""Logging in, the project and session lists, the graph page, the side panel, and the list views."""
+
+from __future__ import annotations
+
+import re
+
+from .conftest import api_get, login, open_session, screenshot, visible_memory_ids, wait_live
+
+
+def test_login_shows_the_projects_and_sessions_with_counts(page, site):
+    page.goto(site.url + "/")
+    assert "/login/" in page.url  # login required
+    login(page, site, site.member)
+    card = page.locator(f"[data-project='{site.project_slug}']")
+    assert card.locator("h2").inner_text() == "Travel agents"
+    row = card.locator(f"tr[data-session-id='{site.session_id}']")
+    assert "3 days in Shanghai" in row.inner_text()
+    cells = row.locator("td.num").all_inner_texts()
+    assert cells[0] == "30"  # interactions
+    assert int(cells[1]) > 10  # memories
+    screenshot(page, "home")
+
+    page.fill("input[name=q]", "no such trip")
+    page.press("input[name=q]", "Enter")
+    assert card.count() == 1 and page.locator(f"tr[data-session-id='{site.session_id}']").count() == 0
+    page.fill("input[name=q]", "shanghai")
+    page.press("input[name=q]", "Enter")
+    assert page.locator(f"tr[data-session-id='{site.session_id}']").count() == 1
+
+    page.click(f"[data-project='{site.project_slug}'] h2 a")
+    assert page.locator(f"tr[data-session-id='{site.session_id}']").count() == 1
+    screenshot(page, "project")
+
+
+def test_session_page_draws_the_graph_of_the_session(page, site):
+    login(page, site, site.member)
+    open_session(page, site)
+    graph = api_get(site, f"sessions/{site.session_id}/graph/")
+    assert visible_memory_ids(page) == sorted(m["id"] for m in graph["memories"])
+    drawn_edges = page.evaluate("cw.cy.edges().map(e => e.data('eid')).sort((a, b) => a - b)")
+    assert drawn_edges == sorted(e["id"] for e in graph["edges"])
+    # Colour by kind, size by importance, faded when superseded.
+    style = page.evaluate("""() => { const n = cw.cy.nodes()[0];
+        return {color: n.style('background-color'), width: n.width(), kind: n.data('kind')}; }""")
+    assert style["color"].startswith("rgb") and style["width"] > 10
+    superseded = [m["id"] for m in graph["memories"] if m["status"] == "superseded"]
+    if superseded:
+        assert float(page.evaluate(f"cw.cy.getElementById('m{superseded[0]}').style('opacity')")) < 0.5
+    stats = page.inner_text("#graph-stats")
+    assert f"{len(graph['memories'])} of {len(graph['memories'])} memories" in stats
+    wait_live(page)
+    screenshot(page, "session-graph")
+
+
+def test_clicking_a_node_shows_the_memory_in_the_side_panel(page, site):
+    login(page, site, site.member)
+    open_session(page, site)
+    graph = api_get(site, f"sessions/{site.session_id}/graph/")
+    by_id = {m["id"]: m for m in graph["memories"]}
+    spot = page.evaluate("""() => {
+        const box = document.getElementById('cy').getBoundingClientRect();
+        const node = cw.cy.nodes().filter(n => n.data('kind') === 'constraint')[0] || cw.cy.nodes()[0];
+        const p = node.renderedPosition();
+        return {id: node.data('mid'), x: box.left + p.x, y: box.top + p.y};
+    }""")
+    page.mouse.click(spot["x"], spot["y"])
+    panel = page.locator(f"#panel article[data-memory-id='{spot['id']}']")
+    panel.wait_for(timeout=5000)
+    memory = by_id[spot["id"]]
+    assert page.inner_text("#panel-content") == memory["content"]
+    text = panel.inner_text()
+    for heading in ("SCORES", "ENTITIES", "DIMENSIONS", "SOURCE INTERACTIONS", "LINKS", "HISTORY"):
+        assert heading in text.upper()
+    source_id = memory["sources"][0]["interaction_id"]
+    page.locator(f"#panel .source[data-interaction-id='{source_id}'] .raw").wait_for(timeout=5000)
+    page.locator("#panel .timeline-list li", has_text="memory.created").wait_for(timeout=10_000)
+    screenshot(page, "session-panel-memory")
+
+    # An edge: its relation, confidence, origin and rationale.
+    page.locator("#panel .links button.link").first.click()
+    page.locator("#panel article[data-edge-id]").wait_for(timeout=5000)
+    edge_text = page.inner_text("#panel article")
+    assert "Confidence" in edge_text and "Origin" in edge_text and "Rationale" in edge_text.title()
+    screenshot(page, "session-panel-edge")
+
+
+def test_filters_and_search_change_the_graph_and_the_list_matches(page, site):
+    login(page, site, site.member)
+    open_session(page, site)
+    everything = visible_memory_ids(page)
+    kinds = page.evaluate("Object.fromEntries(cw.cy.nodes().map(n => [n.data('mid'), n.data('kind')]))")
+    common = max(set(kinds.values()), key=list(kinds.values()).count)
+
+    page.uncheck(f"input[data-filter='kinds'][value='{common}']")
+    shown = visible_memory_ids(page)
+    assert shown == sorted(int(i) for i, kind in kinds.items() if kind != common)
+    assert 0 < len(shown) < len(everything)
+
+    page.click("[data-tab='list']")
+    rows = page.locator("#memory-table tbody tr")
+    assert sorted(int(r) for r in rows.evaluate_all("rows => rows.map(r => r.dataset.memoryId)")) == shown
+    screenshot(page, "session-list")
+
+    page.click("[data-tab='graph']")
+    page.fill("#graph-search", "seafood")
+    page.wait_for_function("document.querySelector('#search-count').textContent.length > 0")
+    matches = page.evaluate("cw.cy.nodes('.match').map(n => n.data('mid')).sort((a, b) => a - b)")
+    contents = page.evaluate("Object.fromEntries([...cw.model.memories.values()].map(m => [m.id, m.content]))")
+    expected = sorted(int(i) for i, c in contents.items() if "seafood" in c.lower() and int(i) in shown)
+    assert matches == expected and matches
+    dimmed = page.evaluate("cw.cy.nodes('.dimmed').filter(n => !n.hasClass('hidden')).length")
+    assert dimmed == len(shown) - len(matches)
+    screenshot(page, "session-search")
+    page.click("[data-tab='list']")
+    marked = rows.evaluate_all("rows => rows.filter(r => r.classList.contains('match')).map(r => +r.dataset.memoryId)")
+    assert sorted(marked) == matches
+
+    # Sorting by importance, highest first on the second click.
+    page.click("th[data-sort='importance']")
+    page.click("th[data-sort='importance']")
+    values = [float(v) for v in page.locator("#memory-table tbody tr td:nth-child(4)").all_inner_texts()]
+    assert values == sorted(values, reverse=True)
+
+    # Reset, then narrow the time range from the start: the oldest memories disappear.
+    page.click("[data-tab='graph']")
+    page.fill("#graph-search", "")
+    page.click("#filters-reset")
+    assert visible_memory_ids(page) == everything
+    page.locator("#time-from").fill("500")
+    later = visible_memory_ids(page)
+    assert 0 < len(later) < len(everything)
+    times = page.evaluate("Object.fromEntries([...cw.model.memories.values()].map(m => [m.id, m.time]))")
+    assert min(times[str(i)] for i in later) > min(times.values())
+
+
+def test_layouts_and_filtered_interactions(page, site):
+    login(page, site, site.member)
+    open_session(page, site)
+    page.click("[data-layout='dag']")
+    page.wait_for_selector("html[data-layout='dag']", state="attached")
+    # Parents above children along a dependency edge.
+    pairs = page.evaluate("""() => cw.cy.edges().filter(e => e.data('relation') !== 'next_in_session')
+        .map(e => [e.source().position('y'), e.target().position('y')])""")
+    assert pairs and sum(1 for parent, child in pairs if parent < child) >= 0.8 * len(pairs)
+    screenshot(page, "session-dag")
+    page.click("[data-layout='timeline']")
+    page.wait_for_selector("html[data-layout='timeline']", state="attached")
+    order = page.evaluate("""() => [...cw.model.memories.values()].sort((a, b) => a.time - b.time || a.id - b.id)
+        .map(m => cw.cy.getElementById('m' + m.id).position('x'))""")
+    assert order == sorted(order)
+    screenshot(page, "session-timeline")
+
+    page.click("[data-tab='interactions']")
+    rows = page.locator("#interaction-table tbody tr")
+    count = int(page.inner_text("#filtered-count"))
+    assert rows.count() == count > 0
+    assert re.search(r"\w", rows.first.locator("td").nth(7).inner_text())  # a reason
+    screenshot(page, "session-filtered-interactions")
