@@ -1,7 +1,7 @@
 // HTTP reads of the session (cookie session auth). Every function throws on a non-2xx answer.
 
-async function getJson(url) {
-  const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+async function getJson(url, started = null) {
+  const response = await (started || fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } }));
   if (!response.ok) {
     const error = new Error(`${response.status} ${response.statusText} for ${url}`);
     error.status = response.status;
@@ -18,7 +18,11 @@ function withQuery(url, params) {
 }
 
 export function fetchGraph(config, params = {}) {
-  return getJson(withQuery(config.urls.graph, params));
+  const url = withQuery(config.urls.graph, params);
+  // The page's head may have started this very request before the module loaded.
+  const early = globalThis.cwGraphRequest;
+  globalThis.cwGraphRequest = null;
+  return getJson(url, early && early.url === url ? early.response : null);
 }
 
 /** One page of the change log after `after`: {changes, last_change_id, has_more}. */

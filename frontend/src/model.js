@@ -94,6 +94,26 @@ export class GraphModel {
     for (const row of graph.memories || graph.nodes || []) this.memories.set(row.id, memoryFrom(row));
     for (const row of graph.edges || []) this.edges.set(row.id, edgeFrom(row));
     for (const row of interactions) this.interactions.set(row.id, interactionFrom(row));
+    if (this.hasServerPositions) this._spreadPositions();
+  }
+
+  /** Server layouts are in abstract units: scale them so that a typical edge leaves room for labels. */
+  _spreadPositions() {
+    const lengths = [];
+    for (const edge of this.edges.values()) {
+      const a = this.memories.get(edge.source);
+      const b = this.memories.get(edge.target);
+      if (a && b) lengths.push(Math.hypot(a.position.x - b.position.x, a.position.y - b.position.y));
+    }
+    if (!lengths.length) return;
+    lengths.sort((x, y) => x - y);
+    const median = lengths[Math.floor(lengths.length / 2)];
+    const target = this.memories.size <= 300 ? 120 : 90;
+    if (!(median > 0) || median >= target) return;
+    const factor = target / median;
+    for (const memory of this.memories.values()) {
+      memory.position = { x: memory.position.x * factor, y: memory.position.y * factor };
+    }
   }
 
   get hasServerPositions() {
