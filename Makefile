@@ -30,7 +30,7 @@ $(BUILD_STAMP): $(NODE_STAMP) $(FRONTEND_SOURCES)
 	cd frontend && npm run --silent build
 	touch $@
 
-locale/%.mo: locale/%.po
+locale/%.mo: locale/%.po | $(STAMP)
 	msgfmt --check-format -o $@ $<
 
 # Re-extract the translatable strings (English is the source language) after changing templates or JS.

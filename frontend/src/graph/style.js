@@ -59,7 +59,7 @@ export function stylesheet({ large }) {
         "text-background-opacity": 0.7,
         "text-background-padding": 1,
         "min-zoomed-font-size": large ? 9 : 4,
-        "border-width": 1.5,
+        "border-width": large ? 0 : 1.5,
         "border-color": "#ffffff",
         "overlay-padding": 4,
       },
