@@ -116,3 +116,33 @@ def test_announced_change_supersedes_the_related_old_value(agent_session):
     assert old.status == "superseded" and lunch.status == "active"
     edge = Edge.objects.get(source=old, target=new, relation=Relation.SUPERSEDES)
     assert "announced change" in edge.rationale
+
+
+def test_reused_values_link_to_the_one_memory_that_produced_them(agent_session):
+    base, other, derived = _send(
+        agent_session,
+        ("tool_result", "Customer count query: 4,812 paying customers at the start of Q2", {"tool": "sql"}),
+        ("user_input", "Our churn review meeting is scheduled for Thursday afternoon"),
+        ("agent_thought", "Decision: the churn rate base is 4,812 - 163 = 4,649 paying customers, so we use 4,649"),
+    )
+    base_memory, derived_memory = base.memories.get(), derived.memories.get()
+    edge = Edge.objects.get(source=base_memory, target=derived_memory, relation=Relation.REFERENCES)
+    assert "4812" in edge.rationale and edge.confidence >= 0.6
+    # The meeting note shares no value with the calculation: nothing but adjacency links them.
+    relations = set(Edge.objects.filter(source=other.memories.get(), target=derived_memory)
+                    .values_list("relation", flat=True))
+    assert relations <= {Relation.NEXT_IN_SESSION}
+
+
+def test_a_value_from_a_constraint_makes_a_conditional_edge_to_its_first_source_only(agent_session):
+    constraint, echo, used = _send(
+        agent_session,
+        ("user_input", "Constraint: the build must stay on Python 3.12 because ops certified only that version"),
+        ("assistant_output", "Understood, the build will use Python 3.12 as required by ops"),
+        ("tool_call", "docker_build(base_image='python:3.12-slim', tag='billing-3.12')", {"tool": "docker"}),
+    )
+    used_memory = used.memories.get()
+    by_value = Edge.objects.filter(target=used_memory, rationale__contains="3.12")
+    # One parent per shared value, the memory it came from, not every memory that repeats it.
+    assert [(e.source_id, e.relation) for e in by_value] == [(constraint.memories.get().pk, Relation.CONDITIONAL)]
+    assert not Edge.objects.filter(source=echo.memories.get(), target=used_memory, rationale__contains="3.12")

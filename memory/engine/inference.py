@@ -33,7 +33,11 @@ DECISION_BASES = {MemoryKind.DECISION, MemoryKind.CONSTRAINT, MemoryKind.PREFERE
 INFERRED = {Relation.CAUSAL, Relation.CONDITIONAL, Relation.TEMPORAL, Relation.ELABORATES, Relation.PART_OF,
             Relation.REFERENCES}
 DEFAULT_EDGE_THRESHOLD = 0.6
-ELABORATES_MIN_SIMILARITY = 0.65  # measured by `make eval`: at 0.5 most 'elaborates' edges were wrong
+ELABORATES_MIN_SIMILARITY = 0.65  # `make eval`: at 0.5 most "elaborates" were wrong; 0.75 lost recall, no precision
+# Values specific enough that a later memory repeating one is using the earlier memory's result.
+SPECIFIC_VALUE_KEYS = ("numbers", "dates", "amounts", "urls", "paths", "identifiers")
+SPECIFIC_IDENTIFIER = re.compile(r"[\d.\-/]")  # versions, hosts, ids: not bare words like a function name
+CONDITION_KINDS = {MemoryKind.CONSTRAINT, MemoryKind.PREFERENCE}
 
 
 @dataclass(frozen=True)
@@ -97,20 +101,69 @@ def infer_offline(child: Memory, candidates: list[Candidate]) -> list[Proposal]:
         confidence = min(0.9, 0.5 + 0.1 * min(best.shared_entities, 2) + 0.3 * max(best.similarity, 0.0))
         proposals[best.memory.pk] = Proposal(best.memory, cue[0], round(confidence, 3),
                                              f"cue '{cue[1]}' and the closest related memory")
+    owners = _value_owners(child, ranked)
     for candidate in ranked:
         if candidate.memory.pk in proposals:
             continue
-        proposal = _content_rule(child, candidate)
+        proposal = _content_rule(child, candidate, owners.get(candidate.memory.pk, set()))
         if proposal:
             proposals[candidate.memory.pk] = proposal
     return list(proposals.values())
 
 
-def _content_rule(child: Memory, candidate: Candidate) -> Proposal | None:
+def specific_values(memory: Memory) -> set[str]:
+    """Numbers of two digits or more, dates, amounts, URLs, paths and identifiers with digits or dots."""
+    dims = memory.dimensions or {}
+    values = set()
+    for key in SPECIFIC_VALUE_KEYS:
+        for value in dims.get(key, []):
+            text = str(value)
+            if key == "numbers" and len(text.replace(".", "").lstrip("0")) < 2:
+                continue
+            if key == "identifiers" and not SPECIFIC_IDENTIFIER.search(text):
+                continue
+            values.add(f"{key}:{text}")
+    return values
+
+
+def _value_owners(child: Memory, ranked: list[Candidate]) -> dict[int, set[str]]:
+    """Each value the child shares goes to one candidate only: a constraint or preference that set it,
+    else the strongest candidate that has it. A value repeated all through a session (a version, a
+    date) must not link the child to every repetition; `make eval` scored "strongest" above "earliest"."""
+    mine = specific_values(child)
+    owners: dict[int, set[str]] = {}
+    for candidate in sorted(ranked, key=lambda c: c.memory.kind not in CONDITION_KINDS):  # stable: strongest first
+        found = (mine & specific_values(candidate.memory)) - set().union(*owners.values())
+        if found:
+            owners[candidate.memory.pk] = found
+    return owners
+
+
+def _value_rule(child: Memory, candidate: Candidate, shared: set[str]) -> Proposal | None:
+    """A memory that reuses an earlier memory's specific values depends on it: on a user's constraint
+    as a condition, as the action a request asked for, otherwise as a reference to that result."""
+    parent = candidate.memory
+    if not shared:
+        return None
+    confidence = round(min(0.85, 0.55 + 0.1 * len(shared) + 0.1 * max(candidate.similarity, 0.0)), 3)
+    shown = ", ".join(sorted(v.split(":", 1)[1] for v in shared)[:3])
+    parent_src, child_src = _source(parent), _source(child)
+    if parent.kind in CONDITION_KINDS:
+        return Proposal(parent, Relation.CONDITIONAL, confidence, f"bound by the earlier {parent.kind} ({shown})")
+    if parent_src is not None and parent_src.kind == InteractionKind.USER_INPUT and child_src is not None \
+            and child_src.kind == InteractionKind.TOOL_CALL:
+        return Proposal(parent, Relation.CAUSAL, confidence, f"tool call carrying out the request ({shown})")
+    return Proposal(parent, Relation.REFERENCES, confidence, f"reuses {shown}")
+
+
+def _content_rule(child: Memory, candidate: Candidate, values: set[str]) -> Proposal | None:
     parent, sim, shared = candidate.memory, candidate.similarity, candidate.shared_entities
     if child.kind == MemoryKind.DECISION and parent.kind in DECISION_BASES and (shared or sim >= 0.35):
         return Proposal(parent, Relation.CAUSAL, round(min(0.85, 0.45 + 0.3 * sim + 0.1 * min(shared, 2)), 3),
                         f"decision resting on an earlier {parent.kind}")
+    by_value = _value_rule(child, candidate, values)
+    if by_value:
+        return by_value
     if shared and sim >= ELABORATES_MIN_SIMILARITY:
         return Proposal(parent, Relation.ELABORATES, round(min(0.9, 0.2 + 0.7 * sim), 3),
                         "adds detail about the same entities")
