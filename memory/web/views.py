@@ -38,6 +38,11 @@ def _rows(sessions) -> list[SessionRow]:
     return [SessionRow(s, {name: getattr(s, name, None) for name in COUNT_FIELDS}) for s in sessions]
 
 
+def _last_activity(session: AgentSession):
+    """The last change of the session when the selector provides it, else its recorded activity time."""
+    return getattr(session, "last_change_at", None) or session.last_activity_at
+
+
 def _visible_projects(user) -> QuerySet[Project]:
     if user.is_superuser:
         return Project.objects.order_by("name")
@@ -77,7 +82,7 @@ def home(request):
             "session_count": len(sessions),
             "memory_count": sum(getattr(s, "memory_count", 0) or 0 for s in sessions),
             "interaction_count": sum(getattr(s, "interaction_count", 0) or 0 for s in sessions),
-            "last_activity": max((s.last_activity_at for s in sessions), default=None),
+            "last_activity": max((_last_activity(s) for s in sessions), default=None),
         })
     return render(request, "memory/home.html", {"cards": cards, "query": query})
 

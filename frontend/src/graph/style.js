@@ -125,11 +125,15 @@ export function stylesheet({ large }) {
         "overlay-color": "#f59e0b",
         "overlay-opacity": 0.35,
         "overlay-padding": 14,
+        "overlay-shape": "ellipse",
         "transition-property": "overlay-opacity, overlay-padding",
         "transition-duration": "0.5s",
       },
     },
     { selector: "edge.pulse", style: { "line-color": "#f59e0b", "target-arrow-color": "#f59e0b", width: 3, opacity: 1 } },
-    { selector: "node.recalled", style: { "overlay-color": "#22c55e", "overlay-opacity": 0.3, "overlay-padding": 10 } },
+    {
+      selector: "node.recalled",
+      style: { "overlay-color": "#22c55e", "overlay-opacity": 0.3, "overlay-padding": 10, "overlay-shape": "ellipse" },
+    },
   ];
 }

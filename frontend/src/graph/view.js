@@ -184,7 +184,7 @@ export class GraphView {
     if (!Number.isFinite(x1)) return;
     const width = Math.max(1, x2 - x1 + 60);
     const height = Math.max(1, y2 - y1 + 60);
-    const zoom = Math.min(cy.maxZoom(), Math.max(cy.minZoom(), Math.min((cy.width() - 2 * padding) / width,
+    const zoom = Math.min(1.4, Math.max(cy.minZoom(), Math.min((cy.width() - 2 * padding) / width,
       (cy.height() - 2 * padding) / height)));
     cy.viewport({ zoom, pan: { x: cy.width() / 2 - zoom * (x1 + x2) / 2, y: cy.height() / 2 - zoom * (y1 + y2) / 2 } });
   }
@@ -216,8 +216,15 @@ export class GraphView {
     });
   }
 
-  layout(name, options) {
-    return this.layouts.apply(name, options);
+  async layout(name, options) {
+    await this.layouts.apply(name, options);
+    this.capZoom();
+  }
+
+  /** A graph of a few nodes should not be blown up to fill the screen. */
+  capZoom(max = 1.4) {
+    const cy = this.cy;
+    if (cy.zoom() > max) cy.zoom({ level: max, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } });
   }
 
   /** Draw a model Patch: add (placed near neighbours, pulsing), update, remove. No relayout. */
@@ -297,6 +304,7 @@ export class GraphView {
   fit() {
     const visible = this.cy.elements().filter((e) => !e.hasClass("hidden"));
     this.cy.fit(visible.nonempty() ? visible : undefined, 30);
+    this.capZoom();
   }
 
   zoomBy(factor) {
