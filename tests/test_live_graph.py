@@ -109,6 +109,7 @@ def test_neighbourhood_loading_and_truncation(agent_session):
                  .values_list("id", flat=True)[:2])
     assert {n["id"] for n in limited["memories"]} == newest
     assert client.get(graph_url(agent_session, hops=9)).status_code == 400
+    assert client.get(graph_url(agent_session, around=999_999_999)).status_code == 404
 
 
 @pytest.mark.django_db

@@ -207,3 +207,22 @@ def test_change_made_inside_the_server_process_arrives_once(live_server_process,
         except TimeoutError:
             pass
     assert change_ids(messages) == expected
+
+
+def test_listener_reconnects_and_delivers_what_committed_while_it_was_away(live_server_process, agent_session):
+    from django.db import connection
+
+    cookie = session_cookie(member(agent_session.project, "viewer"))
+    with open_socket(live_server_process, agent_session.pk, cookie) as ws:
+        start = last_id(agent_session)
+        catch_up(ws, start)
+        with connection.cursor() as cursor:  # cut the listener's connection from the database side
+            cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                           "WHERE application_name = 'contextweaver-live' AND datname = current_database()")
+            assert cursor.fetchone()[0] == 1
+        with transaction.atomic():  # committed while nobody listens: no notification will ever say so
+            change_record(project=agent_session.project, session=agent_session, actor="t", op="test.while_away",
+                          object_type="test", object_id=1)
+        messages = receive_until(ws, lambda ms: "test.while_away" in json.dumps(ms), timeout=60)
+    assert change_ids(messages) == [last_id(agent_session)]
+    assert "reconnecting" in live_server_process.log_text()

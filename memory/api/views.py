@@ -120,6 +120,8 @@ class SessionGraphApi(APIView):
         session = session_for(project_for(request, project_slug), session_id)
         params = _validated(s.GraphQueryInput, request.query_params)
         graph = session_graph(session=session, around=params["around"], hops=params["hops"], limit=params["limit"])
+        if params["around"] is not None and not graph.memories:
+            raise NotFound(f"No memory {params['around']} in session {session_id}.")
         show_sensitive = _may_see_sensitive(request, session.project)
         entities = graph.entities
         if not show_sensitive:  # an entity only sensitive memories mention is not shown to viewers
