@@ -9,7 +9,9 @@ import logging
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Count, F
+from django.db.models import Count, F, OuterRef, Subquery, Value
+from django.db.models.expressions import RawSQL
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from ..models import (
@@ -18,6 +20,7 @@ from ..models import (
     EdgeOrigin,
     EmbeddingSpace,
     Entity,
+    EntityMention,
     Interaction,
     InteractionStatus,
     Memory,
@@ -34,7 +37,7 @@ from .inference import DEFAULT_EDGE_THRESHOLD, Candidate, edges_apply, infer
 from .scoring import Evidence, Scores, filter_settings, score
 from .snapshots import edge_snapshot, interaction_snapshot, memory_snapshot
 from .supersede import supersede_apply
-from .vector_index import Neighbour, cached_space_for, nearest
+from .vector_index import Neighbour, cached_space_for, nearest, vector_literal
 
 logger = logging.getLogger(__name__)
 PROCESSABLE = (InteractionStatus.PENDING, InteractionStatus.FAILED)
@@ -157,10 +160,15 @@ def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, v
 
 def _candidates(memory: Memory, vector: Vector, space: EmbeddingSpace, neighbours: list[Neighbour],
                 entities: list[Entity], previous: Memory | None) -> list[Candidate]:
-    """Top-K similar + sharing an entity + the previous memory, each with similarity and overlap."""
+    """Top-K similar + sharing an entity + the previous memory, each with similarity and overlap.
+
+    Similarity and shared-entity counts are computed in the one query that loads the candidates,
+    so no stored vector is parsed in Python.
+    """
     ids = {n.memory_id for n in neighbours}
-    if entities:
-        sharing = (Memory.objects.filter(session_id=memory.session_id, mentions__entity__in=entities)
+    entity_ids = [e.pk for e in entities]
+    if entity_ids:
+        sharing = (Memory.objects.filter(session_id=memory.session_id, mentions__entity_id__in=entity_ids)
                    .exclude(pk=memory.pk).exclude(status=MemoryStatus.FORGOTTEN).order_by("-occurred_at")
                    .values_list("id", flat=True).distinct()[:SHARED_ENTITY_CANDIDATES])
         ids |= set(sharing)
@@ -168,16 +176,20 @@ def _candidates(memory: Memory, vector: Vector, space: EmbeddingSpace, neighbour
     ids.discard(memory.pk)
     if not ids:
         return []
-    vectors = dict(MemoryEmbedding.objects.filter(memory_id__in=ids, space=space).values_list("memory_id", "vector"))
-    entity_ids = {e.pk for e in entities}
-    overlap = dict(Memory.objects.filter(pk__in=ids, mentions__entity_id__in=entity_ids)
-                   .annotate(n=Count("mentions", distinct=True)).values_list("id", "n")) if entity_ids else {}
-    mine = np.asarray(vector)
-    return [
-        Candidate(m, float(np.dot(mine, np.asarray(vectors[m.pk]))) if m.pk in vectors else 0.0,
-                  overlap.get(m.pk, 0), previous is not None and m.pk == previous.pk)
-        for m in Memory.objects.filter(pk__in=ids).prefetch_related("sources").order_by("occurred_at", "id")
-    ]
+    dims = int(space.dimensions)
+    similarity = RawSQL(
+        f"SELECT 1 - (e.vector::vector({dims}) <=> %s::vector({dims})) FROM {MemoryEmbedding._meta.db_table} e "
+        f"WHERE e.memory_id = {Memory._meta.db_table}.id AND e.space_id = %s",
+        [vector_literal(vector), space.pk],
+    )
+    overlap = Coalesce(Subquery(
+        EntityMention.objects.filter(memory_id=OuterRef("pk"), entity_id__in=entity_ids).order_by()
+        .values("memory_id").annotate(n=Count("entity_id", distinct=True)).values("n")[:1]
+    ), 0) if entity_ids else Value(0)
+    rows = (Memory.objects.filter(pk__in=ids).annotate(similarity=similarity, overlap=overlap)
+            .prefetch_related("sources").order_by("occurred_at", "id"))
+    return [Candidate(m, float(m.similarity or 0.0), int(m.overlap), previous is not None and m.pk == previous.pk)
+            for m in rows]
 
 
 def _structural_edge(parent: Memory, child: Memory, *, new_child: bool = False) -> Edge | None:
