@@ -161,6 +161,7 @@ MEMORY = {
     "EMBEDDER": env_str("CW_EMBEDDER", "minilm"),
     "LLM": env_str("CW_LLM", "openai" if env_str("OPENAI_API_KEY") else "none"),
     "LLM_MODEL": env_str("CW_LLM_MODEL", "gpt-4o-mini"),
+    "REVIEW_LLM_MODEL": env_str("CW_REVIEW_LLM_MODEL", ""),  # stronger model for edge review; empty: LLM_MODEL
     "OPENAI_EMBEDDING_MODEL": env_str("CW_OPENAI_EMBEDDING_MODEL", "text-embedding-3-small"),
     "LLM_TIMEOUT": float(env_int("CW_LLM_TIMEOUT", 20)),
     "MAX_CONTENT_BYTES": env_int("CW_MAX_CONTENT_BYTES", 32 * 1024),
