@@ -308,3 +308,5 @@ class RecallOutput(serializers.Serializer):
     memories = RecalledOutput(many=True, source="items")
     edges = EdgeOutput(many=True, help_text="The subgraph linking the recalled memories.")
     context = serializers.CharField(help_text="The recalled memories told in dependency order, links named.")
+    narrative = serializers.CharField(help_text="With params.narrate and an LLM configured: the LLM's account of "
+                                                "the context (never given sensitive memories); otherwise empty.")

@@ -18,5 +18,6 @@ class RecallTrace(models.Model):
     activations = models.JSONField(default=list)
     ranking = models.JSONField(default=list)
     context = models.TextField(blank=True, default="")
+    narrative = models.TextField(blank=True, default="")  # the LLM narrator's account, when asked for
     timings = models.JSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)

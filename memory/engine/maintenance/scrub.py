@@ -104,11 +104,12 @@ def ids_matching(table: str, project: Project, text_columns: tuple[str, ...], js
 
 
 def traces_scrub(project: Project, needles: Needles) -> int:
-    """Recall traces: the forgotten text leaves query, context and every JSON column; ids stay."""
-    columns = ("query", "context", "seeds", "activations", "ranking", "params")
+    """Recall traces: the forgotten text leaves query, context, narrative and every JSON column; ids stay."""
+    texts, jsons = ("query", "context", "narrative"), ("seeds", "activations", "ranking", "params")
+    columns = texts + jsons
     changed = 0
-    for trace in RecallTrace.objects.filter(pk__in=ids_matching(RecallTrace._meta.db_table, project, columns[:2],
-                                                                columns[2:], needles)):
+    for trace in RecallTrace.objects.filter(pk__in=ids_matching(RecallTrace._meta.db_table, project, texts, jsons,
+                                                                needles)):
         values = {name: redact_json(getattr(trace, name), needles) for name in columns}
         if any(values[name] != getattr(trace, name) for name in columns):
             for name, value in values.items():

@@ -20,6 +20,7 @@ from ...providers import get_embedder
 from ..changelog import change_record
 from ..vector_index import cached_space_for
 from .config import RECALL_PRESETS, RecallConfig, config_for
+from .narrate import narrate
 from .rank import Ranked, rank
 from .reconstruct import dependency_order, subgraph_edges, tell
 from .ripple import Arrival, spread
@@ -63,6 +64,7 @@ class RecallResult:
     items: list[RecalledMemory]
     edges: list[Edge]
     context: str
+    narrative: str = ""
 
 
 class _Clock:
@@ -96,12 +98,17 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
     ordered = dependency_order(list(memories.values()), edges)
     context = tell(ordered, edges)  # sensitive memories never got this far unless the caller may see them
     clock.lap("rank_and_reconstruct")
+    narrative = ""
+    if config.narrate:
+        narrative = narrate(query.text, ordered, edges)
+        clock.lap("narrate")
     items = _items(ranked, memories, seeds, arrivals)
     with transaction.atomic():
-        trace = _trace_store(project, query, config, seeds, arrivals, items, context, clock.done(), actor)
+        trace = _trace_store(project, query, config, seeds, arrivals, items, context, clock.done(), actor,
+                             narrative)
         Memory.objects.filter(pk__in=list(memories)).update(
             access_count=F("access_count") + 1, last_accessed_at=timezone.now())
-    return RecallResult(trace=trace, items=items, edges=edges, context=context)
+    return RecallResult(trace=trace, items=items, edges=edges, context=context, narrative=narrative)
 
 
 def _seeds(scope: Scope, text: str, config: RecallConfig, clock: _Clock) -> tuple[list[Seed], dict[int, RankedRow]]:
@@ -168,7 +175,7 @@ def _path_back(memory_id: int, best: dict[int, Arrival], seed_ranks: dict[int, d
 
 def _trace_store(project: Project, query: RecallQuery, config: RecallConfig, seeds: list[Seed],
                  arrivals: list[Arrival], items: list[RecalledMemory], context: str, timings: dict[str, float],
-                 actor: str) -> RecallTrace:
+                 actor: str, narrative: str = "") -> RecallTrace:
     trace = RecallTrace.objects.create(
         project=project, session=query.session, actor=actor, query=query.text,
         params={"preset": query.preset, "k": query.k, "scope": "session" if query.session else "project",
@@ -178,7 +185,7 @@ def _trace_store(project: Project, query: RecallQuery, config: RecallConfig, see
                       "from": a.from_memory, "edge_id": a.edge_id, "relation": a.relation} for a in arrivals],
         ranking=[{"memory_id": i.memory.pk, "rank": i.rank, "score": i.score, "components": i.components,
                   "path": i.path} for i in items],
-        context=context, timings=timings,
+        context=context, narrative=narrative, timings=timings,
     )
     change_record(
         project=project, session=query.session, actor=actor, op="recall.completed", object_type="recall",

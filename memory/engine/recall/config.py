@@ -44,6 +44,7 @@ class RecallConfig:
     weight_importance: float = 0.1
     freshness_half_life_days: float = 30.0
     statuses: tuple[str, ...] = (MemoryStatus.ACTIVE,)
+    narrate: bool = False  # retell the context with the configured LLM (ignored without one)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,6 +69,10 @@ def config_for(preset: str, overrides: dict[str, Any] | None = None) -> RecallCo
     if unknown:
         raise ValidationFailed(f"unknown recall parameter(s): {', '.join(unknown)}",
                                {"params": [f"unknown: {', '.join(unknown)}"]})
+    wrong_type = sorted(name for name, value in overrides.items() if not _type_fits(name, value))
+    if wrong_type:
+        raise ValidationFailed(f"recall parameter(s) of the wrong type: {', '.join(wrong_type)}",
+                               {name: [f"expected {_expected(name)}"] for name in wrong_type})
     if "relation_weights" in overrides:
         overrides["relation_weights"] = {**RELATION_WEIGHTS, **overrides["relation_weights"]}
     if "statuses" in overrides:
@@ -75,6 +80,36 @@ def config_for(preset: str, overrides: dict[str, Any] | None = None) -> RecallCo
     config = replace(PRESETS[preset], **overrides)
     _check(config)
     return config
+
+
+_DEFAULTS = RecallConfig()
+
+
+def _expected(name: str) -> str:
+    default = getattr(_DEFAULTS, name)
+    if isinstance(default, bool):
+        return "true or false"
+    if isinstance(default, (int, float)):
+        return "a number"
+    return {"dict": "an object of relation → number", "tuple": "a list of statuses"}.get(type(default).__name__,
+                                                                                       type(default).__name__)
+
+
+def _type_fits(name: str, value: Any) -> bool:
+    """JSON types per parameter: a bool is not a number here, and "yes" is not true."""
+    default = getattr(_DEFAULTS, name)
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, int):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(default, dict):
+        return isinstance(value, dict) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                               for v in value.values())
+    if isinstance(default, tuple):
+        return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+    return isinstance(value, type(default))
 
 
 def _check(config: RecallConfig) -> None:
