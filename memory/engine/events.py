@@ -23,7 +23,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
 
 from .snapshots import change_snapshot
@@ -55,9 +55,19 @@ def publish(changes: list[GraphChange]) -> None:
     if _bridge_delivers():
         return
     layer = get_channel_layer()
-    if layer is None:
+    if layer is None or _nobody_listens(layer, changes):
         return
     async_to_sync(send_snapshots)(layer, [change_snapshot(c) for c in changes])  # one event-loop round trip
+
+
+def _nobody_listens(layer: Any, changes: list[GraphChange]) -> bool:
+    """A process-local layer with no member in any target group (a worker, a command): skip the send,
+    which would cost an event-loop round trip per change for nothing."""
+    if not isinstance(layer, InMemoryChannelLayer):
+        return False
+    groups = {project_group(c.project_id) for c in changes} | {session_group(c.session_id) for c in changes
+                                                                 if c.session_id}
+    return not any(layer.groups.get(group) for group in groups)
 
 
 _bridged = False  # set by memory.live.listener in the process that runs the PostgreSQL bridge
