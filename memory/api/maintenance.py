@@ -24,10 +24,10 @@ from ..engine.maintenance.merge import SCOPES, merge_memories, merge_run
 from ..engine.maintenance.review import review_run
 from ..engine.maintenance.summarise import summarise_run
 from ..models import ApiToken, Memory, MemoryKind, Project, Role
+from ..selectors import user_may_see_sensitive
 from .access import project_for
 from .authentication import actor_of
 from .serializers import MemoryOutput, reject_nul
-from .views import _may_see_sensitive
 
 MAX_IDS = 1000
 TAG = ["maintenance"]
@@ -190,7 +190,8 @@ class SummariseApi(APIView):
                                use_llm=data["use_llm"], dry_run=data["dry_run"])
         body = report.to_json()
         summary = Memory.objects.filter(pk__in=report.ids.get("summary", [])).prefetch_related("sources").first()
-        context = {"show_sensitive": _may_see_sensitive(request, project)}
+        context = {"show_sensitive": not isinstance(request.auth, ApiToken)
+                   and user_may_see_sensitive(request.user, project.pk)}
         body["summary"] = MemoryOutput(summary, context=context).data if summary else None
         return Response(body)
 

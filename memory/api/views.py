@@ -15,8 +15,8 @@ from ..engine.pipeline import interaction_process_safely
 from ..engine.projects import session_create
 from ..engine.recall import RecallQuery, memory_recall
 from ..live.masking import changes_for_viewer
-from ..models import ApiToken, Interaction, Membership, Project, Role
-from ..selectors import change_list, interaction_list, session_graph, session_list
+from ..models import ApiToken, Interaction, Project, Role
+from ..selectors import change_list, interaction_list, session_graph, session_list, user_may_see_sensitive
 from . import serializers as s
 from .access import project_for, session_for
 from .authentication import actor_of
@@ -171,11 +171,5 @@ class RecallApi(APIView):
 
 
 def _may_see_sensitive(request, project: Project) -> bool:
-    """Agents never see sensitive memories; people need the curator role in that project."""
-    if isinstance(request.auth, ApiToken) or not request.user.is_authenticated:
-        return False
-    if request.user.is_superuser:
-        return True
-    return Membership.objects.filter(
-        user=request.user, project=project, role__in=[Role.CURATOR, Role.ADMIN]
-    ).exists()
+    """Agents (tokens) never see sensitive memories; people need the curator role in that project."""
+    return not isinstance(request.auth, ApiToken) and user_may_see_sensitive(request.user, project.pk)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..models import AgentSession, Membership, Role
-
-SEE_SENSITIVE_ROLES = (Role.CURATOR, Role.ADMIN)
+from ..models import AgentSession, Membership
+from ..selectors import SEE_SENSITIVE_ROLES
 
 
 @dataclass(frozen=True)

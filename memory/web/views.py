@@ -17,8 +17,8 @@ from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 
-from ..models import AgentSession, Membership, Project, Role
-from ..selectors import interaction_list, session_list
+from ..models import AgentSession, Membership, Project
+from ..selectors import interaction_list, session_list, user_may_see_sensitive
 from .labels import all_choices
 
 SESSIONS_PER_PAGE = 50
@@ -65,9 +65,7 @@ def _searched(sessions: QuerySet[AgentSession], query: str) -> QuerySet[AgentSes
 
 
 def _may_see_sensitive(user, project: Project) -> bool:
-    """The same rule as the API: curators and admins of the project (and superusers) see sensitive content."""
-    return user.is_superuser or Membership.objects.filter(
-        user=user, project=project, role__in=[Role.CURATOR, Role.ADMIN]).exists()
+    return user_may_see_sensitive(user, project.pk)
 
 
 @login_required
