@@ -111,6 +111,11 @@ def test_session_list_shows_counts(api, project, agent_session):
     assert set(rows) == {agent_session.pk, quiet.pk}
     assert (rows[agent_session.pk]["interaction_count"], rows[agent_session.pk]["memory_count"]) == (3, 2)
     assert (rows[quiet.pk]["interaction_count"], rows[quiet.pk]["memory_count"]) == (0, 0)
+    busy = rows[agent_session.pk]
+    assert busy["filtered_count"] == 1  # the chit-chat
+    assert busy["edge_count"] == Edge.objects.filter(session=agent_session).count() >= 1
+    assert busy["proposal_count"] == Edge.objects.filter(session=agent_session, needs_review=True).count()
+    assert busy["last_change_at"] is not None and rows[quiet.pk]["edge_count"] == 0
     # Most recently active first.
     assert [row["id"] for row in response.json()] == [agent_session.pk, quiet.pk]
 

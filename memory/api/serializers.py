@@ -42,11 +42,18 @@ class SessionInput(serializers.Serializer):
 class SessionOutput(serializers.ModelSerializer):
     interaction_count = serializers.IntegerField(read_only=True, required=False)
     memory_count = serializers.IntegerField(read_only=True, required=False)
+    filtered_count = serializers.IntegerField(read_only=True, required=False,
+                                              help_text="Interactions the selective filter dropped.")
+    edge_count = serializers.IntegerField(read_only=True, required=False)
+    proposal_count = serializers.IntegerField(read_only=True, required=False,
+                                              help_text="Inferred edges waiting for review (needs_review).")
+    last_change_at = serializers.DateTimeField(read_only=True, required=False, allow_null=True)
 
     class Meta:
         model = AgentSession
         fields = ["id", "external_id", "title", "task", "metadata", "created_at", "last_activity_at",
-                  "interaction_count", "memory_count"]
+                  "interaction_count", "memory_count", "filtered_count", "edge_count", "proposal_count",
+                  "last_change_at"]
 
 
 class InteractionInput(serializers.Serializer):
