@@ -3,7 +3,7 @@
 import { fetchAllChanges, fetchInteraction } from "./api.js";
 import { clear, h, shorten } from "./dom.js";
 import { formatDateTime, formatNumber, gettext, interpolate } from "./i18n.js";
-import { kindColor, relationColor } from "./graph/style.js";
+import { kindColor, relationColor, textOn } from "./graph/style.js";
 
 const DIMENSION_LISTS = ["topics", "keywords", "dates", "times", "amounts", "numbers", "urls", "paths", "identifiers"];
 
@@ -60,7 +60,7 @@ export class SidePanel {
     }
     const hidden = memory.sensitive && (!this.config.canSeeSensitive || memory.content === "[sensitive]");
     const chips = [
-      h("span", { class: "chip", style: { background: kindColor(memory.kind), color: "#fff" } }, this.labels.kind(memory.kind)),
+      h("span", { class: "chip", style: { background: kindColor(memory.kind), color: textOn(kindColor(memory.kind)) } }, this.labels.kind(memory.kind)),
       h("span", { class: `chip chip-status-${memory.status}` }, this.labels.status(memory.status)),
       memory.sensitive ? h("span", { class: "chip chip-sensitive" }, gettext("sensitive")) : null,
     ];
@@ -100,7 +100,7 @@ export class SidePanel {
         `#${memoryId} `, h("span", { class: "muted" }, text));
     };
     const chips = [
-      h("span", { class: "chip", style: { background: relationColor(edge.relation), color: "#fff" } }, this.labels.relation(edge.relation)),
+      h("span", { class: "chip", style: { background: relationColor(edge.relation), color: textOn(relationColor(edge.relation)) } }, this.labels.relation(edge.relation)),
       h("span", { class: `chip chip-edge-${edge.status}` }, this.labels.edgeStatus(edge.status)),
       edge.needsReview ? h("span", { class: "chip chip-proposal" }, gettext("needs review")) : null,
     ];

@@ -2,7 +2,7 @@
 
 import { clear, h, shorten } from "./dom.js";
 import { formatDateTime, formatNumber, gettext, interpolate, ngettext } from "./i18n.js";
-import { kindColor } from "./graph/style.js";
+import { kindColor, textOn } from "./graph/style.js";
 
 const PAGE = 300;
 
@@ -63,7 +63,7 @@ export class MemoryTable {
     const classes = [match ? "match" : "", m.id === this.selectedId ? "selected" : "", `status-${m.status}`].join(" ");
     return h("tr", { class: classes, dataset: { memoryId: m.id }, onclick: () => this.onSelect({ type: "memory", id: m.id }) },
       h("td", { class: "num" }, String(m.id)),
-      h("td", null, h("span", { class: "chip", style: { background: kindColor(m.kind), color: "#fff" } }, this.labels.kind(m.kind))),
+      h("td", null, h("span", { class: "chip", style: { background: kindColor(m.kind), color: textOn(kindColor(m.kind)) } }, this.labels.kind(m.kind))),
       h("td", { class: "content-cell" }, hidden ? h("em", { class: "muted" }, `••• ${gettext("sensitive")}`) : shorten(m.content, 160)),
       h("td", { class: "num" }, formatNumber(m.importance, 1)),
       h("td", { class: "num" }, formatNumber(m.relevance, 1)),

@@ -38,6 +38,12 @@ export function relationColor(relation) {
   return RELATION_COLORS[relation] || "#94a3b8";
 }
 
+/** White or near-black text, whichever reads better on a #rrggbb background. */
+export function textOn(color) {
+  const [r, g, b] = [1, 3, 5].map((i) => parseInt(color.slice(i, i + 2), 16) / 255);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.6 ? "#1f2937" : "#ffffff";
+}
+
 /** @param {{large: boolean}} mode large graphs trade arrows and curves for speed */
 export function stylesheet({ large }) {
   return [
