@@ -137,7 +137,8 @@ def _seeds(scope: Scope, text: str, config: RecallConfig, clock: _Clock) -> tupl
 def _load_with_provenance(memory_ids: list[int]) -> dict[int, Memory]:
     """Full rows and their source interactions, for the memories that made the cut only."""
     sources = Prefetch("sources", queryset=Interaction.objects.order_by("occurred_at", "id"))
-    found = {m.pk: m for m in Memory.objects.filter(pk__in=memory_ids).prefetch_related(sources)}
+    rows = Memory.objects.filter(pk__in=memory_ids).defer("search_text", "search_vector")  # search-only columns
+    found = {m.pk: m for m in rows.prefetch_related(sources)}
     return {memory_id: found[memory_id] for memory_id in memory_ids if memory_id in found}
 
 

@@ -17,8 +17,10 @@ class Ranked:
     components: dict[str, float]
 
 
-def freshness(occurred_at: datetime, now: datetime, half_life_days: float) -> float:
-    age_days = max(0.0, (now - occurred_at).total_seconds() / 86400)
+def freshness(occurred_at: datetime | float, now: datetime, half_life_days: float) -> float:
+    """exp decay with the given half-life; `occurred_at` as a datetime or epoch seconds."""
+    seconds = occurred_at if isinstance(occurred_at, float) else occurred_at.timestamp()
+    age_days = max(0.0, (now.timestamp() - seconds) / 86400)
     return math.exp(-math.log(2) * age_days / half_life_days)
 
 

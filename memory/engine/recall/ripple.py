@@ -52,7 +52,8 @@ def _edges_touching(frontier: set[int], scope: Scope) -> list[Step]:
     session = "AND e.session_id = %s" if scope.session_id is not None else ""
     sql = (
         f"SELECT e.id, e.source_id, e.target_id, e.relation, e.weight, e.confidence, e.status, "
-        f"({source_ok}), ms.occurred_at, ms.importance, ({target_ok}), mt.occurred_at, mt.importance "
+        f"({source_ok}), extract(epoch FROM ms.occurred_at)::float8, ms.importance, "
+        f"({target_ok}), extract(epoch FROM mt.occurred_at)::float8, mt.importance "
         f"FROM memory_edge e JOIN memory_memory ms ON ms.id = e.source_id JOIN memory_memory mt ON mt.id = e.target_id "
         f"WHERE (e.source_id = ANY(%s) OR e.target_id = ANY(%s)) AND e.project_id = %s {session} "
         f"AND e.status <> %s ORDER BY e.id"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from django.db import connection, transaction
 
@@ -66,8 +65,11 @@ class Fragment:
 
 @dataclass(frozen=True)
 class RankedRow:
+    """What ranking needs of a memory. The time is epoch seconds: parsing a timestamp per row costs
+    more than the whole ranking once a recall touches hundreds of memories."""
+
     memory_id: int
-    occurred_at: datetime
+    occurred_at: float  # epoch seconds
     importance: float
 
 
@@ -133,7 +135,8 @@ def rankings(fragments: list[Fragment]) -> tuple[dict[str, list[int]], dict[int,
     for fragment in fragments:
         parts.append(f"SELECT %s AS source, s.id, row_number() OVER () AS r FROM ({fragment.sql}) s")
         params += [fragment.source, *fragment.params]
-    sql = (f"SELECT u.source, u.id, u.r, m.occurred_at, m.importance FROM ({' UNION ALL '.join(parts)}) u "
+    sql = (f"SELECT u.source, u.id, u.r, extract(epoch FROM m.occurred_at)::float8, m.importance "
+           f"FROM ({' UNION ALL '.join(parts)}) u "
            "JOIN memory_memory m ON m.id = u.id ORDER BY u.source, u.r")
     rows = _fetch(sql, params, hnsw_candidates=max((f.limit for f in fragments if f.source == "vector"), default=0))
     columns: dict[int, RankedRow] = {}
