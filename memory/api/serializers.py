@@ -261,7 +261,7 @@ class GraphQueryInput(serializers.Serializer):
                                       help_text="Send only the neighbourhood of this memory.")
     hops = serializers.IntegerField(min_value=0, max_value=4, required=False, default=2)
     limit = serializers.IntegerField(min_value=1, max_value=10000, required=False, allow_null=True, default=None,
-                                     help_text="At most this many memories (default 3000).")
+                                     help_text="At most this many memories (default 5000).")
 
 
 class ChangeOutput(serializers.ModelSerializer):

@@ -113,7 +113,7 @@ class SessionGraphApi(APIView):
     @extend_schema(
         parameters=[OpenApiParameter("around", int, description="Only the neighbourhood of this memory."),
                     OpenApiParameter("hops", int, description="Edges from `around` (default 2, max 4)."),
-                    OpenApiParameter("limit", int, description="At most this many memories (default 3000).")],
+                    OpenApiParameter("limit", int, description="At most this many memories (default 5000).")],
         responses=s.GraphOutput, summary="A session's memories (with layout positions), edges and entities",
     )
     def get(self, request, project_slug: str, session_id: int):

@@ -14,7 +14,7 @@ import time
 
 from django.db import connection
 
-COMMON_ROWS = 1000  # a term estimated in more memories than this is dropped from the query
+COMMON_ROWS = 500  # a term estimated in more memories than this is dropped from the query
 KEEP_WHEN_ALL_COMMON = 3  # if every term is common, keep the rarest few rather than none
 REFRESH_SECONDS = 300.0
 
