@@ -259,6 +259,8 @@ def live_latency(context, base: str, url: str, project_slug: str, session_id: in
 
 def run(sizes: tuple[int, ...] = SIZES, events: int = 60, repeats: int = 3, embedder: str = "minilm",
         live_size: int | None = 5000) -> dict:
+    from memory.selectors import GRAPH_MAX_NODES
+
     rng = random.Random(7)
     project, password, token = project_reset()
     sessions = {}
@@ -275,7 +277,7 @@ def run(sizes: tuple[int, ...] = SIZES, events: int = 60, repeats: int = 3, embe
             # As a user opens it (the API sends at most its default limit), then every memory at once.
             for label, query in (("default", ""), ("whole", f"?limit={size}")):
                 key = f"{size} {label}"
-                if label == "whole" and size <= 3000:
+                if label == "whole" and size <= GRAPH_MAX_NODES:  # the default already sends it whole
                     continue
                 results["sizes"][key] = time_to_interactive(context, url + query, repeats)
                 print(f"{key:>12}: {json.dumps(results['sizes'][key])}", flush=True)
