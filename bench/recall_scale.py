@@ -267,6 +267,10 @@ def grow(project, space, pool: Pool, state: State, target: int, rng: random.Rand
                       Memory.sources.through._meta.db_table, "memory_agentsession"):
             cursor.execute(f"VACUUM ANALYZE {table}")
         cursor.execute("RESET maintenance_work_mem")
+    # The engine caches term statistics for minutes; a project grown tenfold in a minute needs them now.
+    from memory.engine.recall.terms import forget_statistics
+
+    forget_statistics()
     lap("vacuum_analyze_s")
     state.memories, state.sessions = target, state.sessions + len(sessions)
     state.edges += len(edges)

@@ -459,20 +459,19 @@ def _ingest_findings(runs: list[dict]) -> list[str]:
     lines += bullet(
         f"**Everything else** costs {round(1000 / hashing['per_s'], 1)} ms per interaction even with a free",
         f"embedder (hashing): {_stage(hashing, sql, 'calls_per_interaction')} SQL statements",
-        f"({_stage(hashing, sql)} ms inside them) and the ORM's Python around them;",
-        f"{_stage(hashing, log, 'calls_per_interaction')} change-log rows, each its own INSERT after its own",
-        f"advisory-lock query; as many live-event publications after commit ({_stage(hashing, events)} ms), each",
-        "its own `async_to_sync` call (a thread hop); edges inserted one by one, each after two existence",
-        "queries and with its change-log row; edge candidates fetched in four queries (ids, vectors, entity",
-        "overlap, then the memories with their sources). 50 interactions/s leaves 20 ms per interaction for all",
-        "of it.",
+        f"({_stage(hashing, sql)} ms inside them) and the ORM's Python around them, including",
+        f"{_stage(hashing, log, 'calls_per_interaction')} change-log rows (each one statement: lock and append",
+        f"together) and the live-event step after commit ({_stage(hashing, events)} ms; a process whose channel",
+        "layer has no listener skips the send). Already done: the session kNN runs without a transaction of its",
+        "own, mentions go in one INSERT, the edges a new memory already has are read once, edge candidates come",
+        "with their similarity and shared-entity counts in one query, the embedding space is cached.",
+        "50 interactions/s leaves 20 ms per interaction for all of it.",
     )
     lines += bullet(
-        "**To get there**: embed in batches (the worker already embeds its next pending interactions",
-        "together); publish a transaction's changes in one `async_to_sync` call; take the advisory lock once",
-        "per transaction and `bulk_create` the change-log rows and edges; fetch candidates with their vectors,",
-        "overlap and sources in one query; let the worker process a session's pending interactions in one",
-        "transaction; and `gc.freeze()` after warm-up (see recall).",
+        "**Still to do**: let the worker process a session's pending interactions in one transaction with",
+        "`bulk_create` for memories, vectors, edges and change-log rows (one lock, one commit); fewer ORM",
+        "round trips in entity resolution and supersede; and several workers (the per-project change-log lock",
+        "serialises only the final part of each transaction).",
     )
     return lines + [""]
 
