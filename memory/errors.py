@@ -36,3 +36,10 @@ class ProviderError(MemoryEngineError):
 class EmbeddingSpaceMismatch(MemoryEngineError):
     status_code = 500
     code = "embedding_space_mismatch"
+
+
+class NotPromotable(MemoryEngineError):
+    """Only an interaction the filter dropped can be promoted to a memory."""
+
+    status_code = 409
+    code = "not_promotable"

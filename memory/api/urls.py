@@ -8,6 +8,8 @@ urlpatterns = [
          views.InteractionListAcceptApi.as_view(), name="api-interactions"),
     path("projects/<slug:project_slug>/sessions/<int:session_id>/interactions/<int:interaction_id>/",
          views.InteractionDetailApi.as_view(), name="api-interaction"),
+    path("projects/<slug:project_slug>/sessions/<int:session_id>/interactions/<int:interaction_id>/promote/",
+         views.InteractionPromoteApi.as_view(), name="api-interaction-promote"),
     path("projects/<slug:project_slug>/sessions/<int:session_id>/graph/", views.SessionGraphApi.as_view(),
          name="api-graph"),
     path("projects/<slug:project_slug>/sessions/<int:session_id>/changes/", views.SessionChangesApi.as_view(),

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..conf import memory_settings
 from ..engine.ingest import InteractionInput, interactions_accept
-from ..engine.pipeline import interaction_process_safely
+from ..engine.pipeline import interaction_process_safely, interaction_promote
 from ..engine.projects import session_create
 from ..engine.recall import RecallQuery, memory_recall
 from ..live.masking import changes_for_viewer
@@ -106,6 +106,21 @@ class InteractionDetailApi(APIView):
         interaction = session.interactions.prefetch_related("memories").filter(pk=interaction_id).first()
         if interaction is None:
             raise NotFound(f"No interaction {interaction_id} in session {session_id}.")
+        return Response(s.InteractionOutput(interaction).data)
+
+
+class InteractionPromoteApi(APIView):
+    @extend_schema(request=None, responses={200: s.InteractionOutput,
+                                            409: OpenApiResponse(description="Not a filtered interaction")},
+                   summary="Keep an interaction the filter dropped (curators; people only)")
+    def post(self, request, project_slug: str, session_id: int, interaction_id: int):
+        if isinstance(request.auth, ApiToken):
+            raise PermissionDenied("Promoting is a curation act: log in as a person with the curator role.")
+        session = session_for(project_for(request, project_slug, min_role=Role.CURATOR), session_id)
+        if not session.interactions.filter(pk=interaction_id).exists():
+            raise NotFound(f"No interaction {interaction_id} in session {session_id}.")
+        interaction_promote(interaction_id=interaction_id, actor=actor_of(request))
+        interaction = session.interactions.prefetch_related("memories").get(pk=interaction_id)
         return Response(s.InteractionOutput(interaction).data)
 
 

@@ -6,6 +6,7 @@ pending/failed interactions are processed), so a retried job or `?wait=true` is 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 import numpy as np
 from django.db import transaction
@@ -14,6 +15,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from ..errors import NotPromotable
 from ..models import (
     AgentSession,
     Edge,
@@ -45,15 +47,20 @@ TOP_K_SIMILAR = 3
 SHARED_ENTITY_CANDIDATES = 5
 
 
-def interaction_process(*, interaction_id: int) -> Interaction:
-    """Run the write path for one interaction in one transaction."""
+def interaction_process(*, interaction_id: int, promoted_by: str | None = None) -> Interaction:
+    """Run the write path for one interaction in one transaction.
+
+    `promoted_by` (a person) keeps a *filtered* interaction whatever its scores say: the filter's
+    scores and reason stay on record, the decision is the person's.
+    """
     with transaction.atomic():
         interaction = (
             Interaction.objects.select_for_update(of=("self",))
             .select_related("session", "project")
             .get(pk=interaction_id)
         )
-        if interaction.status not in PROCESSABLE:
+        allowed = (InteractionStatus.FILTERED,) if promoted_by else PROCESSABLE
+        if interaction.status not in allowed:
             return interaction
         before = interaction_snapshot(interaction)
         embedder = get_embedder()
@@ -73,6 +80,9 @@ def interaction_process(*, interaction_id: int) -> Interaction:
                 Memory.objects.filter(pk=neighbours[0].memory_id).values_list("dimensions", flat=True).first() or {}),
         )
         scores = score(interaction, evidence, filter_settings(interaction.project, space.name))
+        if promoted_by:
+            scores = replace(scores, keep=True, duplicate_of=None,
+                             reason=f"promoted by {promoted_by} (the filter said: {scores.reason})")
         if scores.duplicate_of:
             Memory.objects.get(pk=scores.duplicate_of).sources.add(interaction)
         memory = _memory_create(interaction, scores, dims, vector, space, neighbours) if scores.keep else None
@@ -81,11 +91,23 @@ def interaction_process(*, interaction_id: int) -> Interaction:
         interaction.error, interaction.processed_at = "", timezone.now()
         interaction.save(update_fields=["status", "scores", "reason", "error", "processed_at"])
         change_record(
-            project=interaction.project, session=interaction.session, actor=ENGINE_ACTOR,
-            op=f"interaction.{interaction.status}", object_type="interaction", object_id=interaction.pk,
-            before=before, after=interaction_snapshot(interaction),
+            project=interaction.project, session=interaction.session, actor=promoted_by or ENGINE_ACTOR,
+            op="interaction.promoted" if promoted_by else f"interaction.{interaction.status}",
+            object_type="interaction", object_id=interaction.pk, before=before, after=interaction_snapshot(interaction),
         )
     return interaction
+
+
+def interaction_promote(*, interaction_id: int, actor: str) -> Interaction:
+    """A person keeps an interaction the filter dropped: it goes through the write path as kept.
+
+    Raises NotPromotable unless the interaction is filtered (kept, pending or failed ones are not).
+    """
+    status = Interaction.objects.filter(pk=interaction_id).values_list("status", flat=True).first()
+    if status != InteractionStatus.FILTERED:
+        raise NotPromotable(f"Interaction {interaction_id} is {status or 'unknown'}; only filtered ones can be "
+                            "promoted.")
+    return interaction_process(interaction_id=interaction_id, promoted_by=actor)
 
 
 def interaction_process_safely(*, interaction_id: int) -> Interaction | None:
