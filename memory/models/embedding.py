@@ -36,8 +36,4 @@ class MemoryEmbedding(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["memory", "space"], name="embedding_unique_space")]
-        indexes = [
-            models.Index(fields=["space", "session"], name="embedding_space_session_idx"),
-            # Exact kNN over one project (when HNSW over the shared space comes up short) reads only its rows.
-            models.Index(fields=["space", "project"], name="embedding_space_project_idx"),
-        ]
+        indexes = [models.Index(fields=["space", "session"], name="embedding_space_session_idx")]

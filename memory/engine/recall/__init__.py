@@ -20,7 +20,6 @@ from ...providers import get_embedder
 from ..changelog import change_record
 from ..vector_index import cached_space_for
 from .config import RECALL_PRESETS, RecallConfig, config_for
-from .hnsw_memo import came_up_short, short_lately
 from .narrate import narrate
 from .rank import Ranked, rank
 from .reconstruct import dependency_order, subgraph_edges, tell
@@ -116,22 +115,18 @@ def _seeds(scope: Scope, text: str, config: RecallConfig, clock: _Clock) -> tupl
     """All seed sources in one statement; the kNN is redone exactly if filters left HNSW short."""
     fragments = []
     space = vector = None
-    exact_first = False
     if config.use_vector:
         embedder = get_embedder()
         vector = embedder.embed_one(text)
         clock.lap("embed")
         space = cached_space_for(embedder)
-        exact_first = short_lately(scope, space.pk)
-        fragments.append(vector_fragment(scope, space, vector, config.candidate_pool, exact=exact_first))
+        fragments.append(vector_fragment(scope, space, vector, config.candidate_pool))
     if config.use_lexical:
         fragments.append(lexical_fragment(scope, text, config.candidate_pool))
     if config.use_dimensions:
         fragments.append(entity_fragment(scope, entities_named(scope.project, text), config.candidate_pool))
     order, columns = rankings([f for f in fragments if f is not None])
-    if (config.use_vector and not exact_first and scope.session_id is None
-            and len(order["vector"]) < config.candidate_pool):
-        came_up_short(scope, space.pk)
+    if config.use_vector and scope.session_id is None and len(order["vector"]) < config.candidate_pool:
         exact, more = rankings([vector_fragment(scope, space, vector, config.candidate_pool, exact=True)])
         order["vector"] = exact["vector"]
         columns.update(more)
