@@ -86,6 +86,8 @@ class Entity(models.Model):
     normalized_name = models.CharField(max_length=300)
     type = models.CharField(max_length=16, choices=EntityType.choices, default=EntityType.OTHER)
     aliases = models.JSONField(default=list, blank=True)
+    # Why another name was taken as this entity, or which entities it may be (never merged silently).
+    evidence = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
