@@ -34,7 +34,7 @@ from ..providers import get_embedder
 from ..providers.base import Embedder, Vector
 from .changelog import ENGINE_ACTOR, change_record
 from .entities import known_entity_count, mentions_link
-from .extraction import Dimensions, extract_dimensions, segment
+from .extraction import Dimensions, extract_dimensions, segment, with_llm_dimensions
 from .inference import DEFAULT_EDGE_THRESHOLD, Candidate, edges_apply, infer
 from .scoring import Evidence, Scores, filter_settings, score
 from .snapshots import edge_snapshot, interaction_snapshot, memory_snapshot
@@ -83,6 +83,7 @@ def interaction_process(*, interaction_id: int, promoted_by: str | None = None) 
         if promoted_by:
             scores = replace(scores, keep=True, duplicate_of=None,
                              reason=f"promoted by {promoted_by} (the filter said: {scores.reason})")
+        dims = with_llm_dimensions(dims, scores.extra.get("llm_dimensions"), interaction.content)
         if scores.duplicate_of:
             Memory.objects.get(pk=scores.duplicate_of).sources.add(interaction)
         memory = _memory_create(interaction, scores, dims, vector, space, neighbours) if scores.keep else None

@@ -18,10 +18,10 @@ from pydantic import BaseModel, Field
 
 from ..conf import memory_settings
 from ..errors import ProviderError
-from ..models import Interaction, InteractionKind, MemoryKind, Project
+from ..models import EntityType, Interaction, InteractionKind, MemoryKind, Project
 from ..providers import get_llm
 from .cues import CHANGE_CUE, CHIT_CHAT, KIND_BY_INTERACTION, KIND_CUES, information_length, normalized
-from .extraction import Dimensions
+from .extraction import INTENTS, Dimensions
 
 logger = logging.getLogger(__name__)
 
@@ -88,12 +88,25 @@ class Evidence:
     values_differ_from_nearest: bool = False  # same words, other numbers/dates: an update, not a repeat
 
 
+class LLMEntity(BaseModel):
+    name: str = Field(min_length=1, max_length=120)
+    type: str = Field(default="other", max_length=40)  # unknown types become "other" when merged
+
+
 class LLMScores(BaseModel):
+    """The judge's answer: scores and kind, plus the dimensions it sees (all optional, merged with the
+    rules' extraction by `extraction.with_llm_dimensions`; one request does both)."""
+
     relevance: int = Field(ge=1, le=5)
     importance: int = Field(ge=1, le=5)
     novelty: int = Field(ge=1, le=5)
     kind: Literal[tuple(MemoryKind.values)]  # type: ignore[valid-type]
     reason: str = Field(max_length=400)
+    entities: list[LLMEntity] = Field(default_factory=list, max_length=20)
+    # Lenient on purpose: a label outside our lists is ignored when merged, not a reason to lose the scores.
+    intent: str | None = Field(default=None, max_length=40)
+    topics: list[str] = Field(default_factory=list, max_length=8)
+    sentiment: str | None = Field(default=None, max_length=20)
 
 
 def filter_settings(project: Project, space_name: str = "") -> dict[str, float]:
@@ -174,7 +187,10 @@ LLM_SYSTEM = (
     "You score one interaction of an AI agent for its long-term memory. Scores 1-5: relevance to the "
     "task, importance (does it constrain or drive later decisions: budgets, dates, allergies, preferences, "
     "decisions, failures), novelty (new entity, value or constraint vs repeating what is known). kind is one "
-    "of " + ", ".join(MemoryKind.values) + ". Answer JSON {relevance, importance, novelty, kind, reason}."
+    "of " + ", ".join(MemoryKind.values) + ". Also give what it is about: entities it names (name as written, "
+    "type one of " + ", ".join(EntityType.values) + "), intent (one of " + ", ".join(INTENTS) + "), up to 5 short "
+    "topics and sentiment (positive, negative, neutral). Answer JSON {relevance, importance, novelty, kind, reason, "
+    "entities: [{name, type}], intent, topics, sentiment}."
 )
 
 
@@ -192,5 +208,7 @@ def score(interaction: Interaction, evidence: Evidence, settings: dict[str, floa
         return Scores(offline.keep, offline.kind, offline.relevance, offline.importance, offline.novelty,
                       offline.total, f"{offline.reason} (LLM unavailable: {exc.message[:120]})",
                       extra={**offline.extra, "llm_error": exc.message[:200]})
+    seen = {"entities": [e.model_dump() for e in answer.entities], "intent": answer.intent,
+            "topics": answer.topics, "sentiment": answer.sentiment}
     return _decide(answer.kind, answer.relevance, answer.importance, answer.novelty, settings, "llm",
-                   offline.extra | {"judge": "llm"}, reason=answer.reason)
+                   offline.extra | {"judge": "llm", "llm_dimensions": seen}, reason=answer.reason)
