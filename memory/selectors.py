@@ -181,9 +181,19 @@ def change_last_id(*, session: AgentSession) -> int:
 
 
 def change_list(*, session: AgentSession | None = None, session_id: int | None = None, after_id: int,
-                limit: int = 500) -> list[GraphChange]:
+                limit: int = 500, memory_id: int | None = None, edge_id: int | None = None) -> list[GraphChange]:
+    """The session's changes after an id, in order; or only one memory's history (its own changes and
+    those of edges touching it) or one edge's, so a side panel need not read the whole log."""
     session_id = session.pk if session is not None else session_id
-    return list(GraphChange.objects.filter(session_id=session_id, id__gt=after_id).order_by("id")[:limit])
+    changes = GraphChange.objects.filter(session_id=session_id, id__gt=after_id)
+    if memory_id is not None:
+        changes = changes.filter(
+            Q(object_type="memory", object_id=memory_id)
+            | Q(object_type="edge") & (Q(after__source_id=memory_id) | Q(after__target_id=memory_id)
+                                       | Q(before__source_id=memory_id) | Q(before__target_id=memory_id)))
+    if edge_id is not None:
+        changes = changes.filter(object_type="edge", object_id=edge_id)
+    return list(changes.order_by("id")[:limit])
 
 
 def interaction_list(*, session: AgentSession) -> QuerySet[Interaction]:

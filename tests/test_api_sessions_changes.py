@@ -444,3 +444,21 @@ def test_other_project_tokens_recall_nothing_from_this_project(api, agent_sessio
     response = client.post("/api/projects/coding/recall/", {"query": ALLERGY, "k": 10}, format="json")
     assert response.status_code == 200, response.content
     assert response.json()["memories"] == []
+
+
+def test_one_memorys_or_one_edges_history(api, busy_session):
+    everything = api.get(changes_url(busy_session) + "?limit=1000").json()["changes"]
+    edge = Edge.objects.filter(session=busy_session).order_by("id").first()
+    memory_id = edge.target_id
+    expected = [c["id"] for c in everything
+                if (c["object_type"] == "memory" and c["object_id"] == memory_id)
+                or (c["object_type"] == "edge" and memory_id in ((c["after"] or {}).get("source_id"),
+                                                                 (c["after"] or {}).get("target_id")))]
+    mine = api.get(changes_url(busy_session) + f"?memory={memory_id}").json()["changes"]
+    assert [c["id"] for c in mine] == expected and "memory.created" in {c["op"] for c in mine}
+    assert len(mine) < len(everything)
+    only_edge = api.get(changes_url(busy_session) + f"?edge={edge.pk}").json()["changes"]
+    assert [(c["object_type"], c["object_id"]) for c in only_edge] == [("edge", edge.pk)] * len(only_edge)
+    assert only_edge
+    both = api.get(changes_url(busy_session) + f"?memory={memory_id}&edge={edge.pk}")
+    assert both.status_code == 400 and "edge" in both.json()["error"]["fields"]

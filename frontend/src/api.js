@@ -30,6 +30,11 @@ export function fetchChanges(config, after, limit = 1000) {
   return getJson(withQuery(config.urls.changes, { after, limit }));
 }
 
+/** One memory's history (its changes and its edges') or one edge's: `{ memory: id }` or `{ edge: id }`. */
+export function fetchHistory(config, of) {
+  return getJson(withQuery(config.urls.changes, { after: 0, limit: 1000, ...of }));
+}
+
 /** Every change after `after`, page by page; onPage sees each page as it arrives. */
 export async function fetchAllChanges(config, after, onPage = null) {
   const all = [];

@@ -1,6 +1,6 @@
 // The side panel: everything about the selected memory or edge, with its provenance and history.
 
-import { fetchAllChanges, fetchInteraction } from "./api.js";
+import { fetchHistory, fetchInteraction } from "./api.js";
 import { clear, h, shorten } from "./dom.js";
 import { formatDateTime, formatNumber, gettext, interpolate } from "./i18n.js";
 import { kindColor, relationColor, textOn } from "./graph/style.js";
@@ -11,7 +11,6 @@ export class SidePanel {
   constructor(root, { config, model, labels, onSelect, onEntity }) {
     Object.assign(this, { root, config, model, labels, onSelect, onEntity });
     this.selection = null;
-    this.history = null; // promise of the whole change log, loaded once when first needed
     this.interactionCache = new Map();
     this.showEmpty();
   }
@@ -83,7 +82,7 @@ export class SidePanel {
         h("p", { class: "small" }, h("a", { href: this._aroundUrl(memory.id), id: "panel-around" },
           gettext("Open only its neighbourhood")))));
     this._loadSources(memory, sources);
-    this._loadHistory(history, (c) => (c.object_type === "memory" && c.object_id === memory.id)
+    this._loadHistory(history, { memory: memory.id }, (c) => (c.object_type === "memory" && c.object_id === memory.id)
       || (c.object_type === "edge" && c.after && (c.after.source_id === memory.id || c.after.target_id === memory.id)));
   }
 
@@ -119,7 +118,7 @@ export class SidePanel {
           edge.createdAt ? [h("dt", null, gettext("Created")), h("dd", null, formatDateTime(edge.createdAt))] : null),
         this._section(gettext("Rationale"), h("p", { class: "rationale" }, edge.rationale || gettext("No rationale recorded."))),
         this._section(gettext("History"), history)));
-    this._loadHistory(history, (c) => c.object_type === "edge" && c.object_id === edge.id);
+    this._loadHistory(history, { edge: edge.id }, (c) => c.object_type === "edge" && c.object_id === edge.id);
   }
 
   _aroundUrl(memoryId) {
@@ -222,16 +221,14 @@ export class SidePanel {
     }
   }
 
-  _loadHistory(root, predicate) {
-    if (!this.history) {
-      // One read of the session's change log, then kept current by the live stream (model.history).
-      this.history = fetchAllChanges(this.config, 0).then(({ changes }) => changes);
-    }
+  _loadHistory(root, of, predicate) {
+    // The server sends this memory's (or edge's) history; what arrived live since is merged in by id.
     const selection = this.selection;
-    this.history.then((loaded) => {
+    fetchHistory(this.config, of).then(({ changes: loaded }) => {
       if (this.selection !== selection) return;
       const byId = new Map();
-      for (const change of [...loaded, ...this.model.history]) if (predicate(change)) byId.set(change.id, change);
+      for (const change of loaded) byId.set(change.id, change);
+      for (const change of this.model.history) if (predicate(change)) byId.set(change.id, change);
       const rows = [...byId.values()].sort((a, b) => a.id - b.id);
       clear(root);
       if (!rows.length) {
@@ -243,7 +240,6 @@ export class SidePanel {
           interpolate(gettext("#%(id)s by %(actor)s, %(when)s"), { id: c.id, actor: c.actor, when: formatDateTime(c.created_at) }, true)),
         this._diff(c)))));
     }).catch(() => {
-      this.history = null;
       clear(root).append(h("p", { class: "muted small" }, gettext("Could not load the history.")));
     });
   }

@@ -273,6 +273,13 @@ class ChangeOutput(serializers.ModelSerializer):
 class ChangeQueryInput(serializers.Serializer):
     after = serializers.IntegerField(min_value=0, required=False, default=0)
     limit = serializers.IntegerField(min_value=1, max_value=1000, required=False, default=500)
+    memory = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    edge = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+
+    def validate(self, data: dict) -> dict:
+        if data["memory"] is not None and data["edge"] is not None:
+            raise serializers.ValidationError({"edge": ["Ask for one memory's or one edge's history, not both."]})
+        return data
 
 
 class ChangeListOutput(serializers.Serializer):

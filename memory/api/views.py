@@ -156,13 +156,16 @@ class SessionGraphApi(APIView):
 class SessionChangesApi(APIView):
     @extend_schema(
         parameters=[OpenApiParameter("after", int, description="Only changes with a larger id (default 0)."),
-                    OpenApiParameter("limit", int, description="At most this many (default 500, max 1000).")],
+                    OpenApiParameter("limit", int, description="At most this many (default 500, max 1000)."),
+                    OpenApiParameter("memory", int, description="Only this memory's history (and its edges')."),
+                    OpenApiParameter("edge", int, description="Only this edge's history.")],
         responses=s.ChangeListOutput, summary="The session's change log after a given id, in order",
     )
     def get(self, request, project_slug: str, session_id: int):
         session = session_for(project_for(request, project_slug), session_id)
         params = _validated(s.ChangeQueryInput, request.query_params)
-        changes = change_list(session=session, after_id=params["after"], limit=params["limit"] + 1)
+        changes = change_list(session=session, after_id=params["after"], limit=params["limit"] + 1,
+                              memory_id=params["memory"], edge_id=params["edge"])
         has_more = len(changes) > params["limit"]
         changes = changes[: params["limit"]]
         last = changes[-1].id if changes else params["after"]

@@ -63,6 +63,8 @@ def test_clicking_a_node_shows_the_memory_in_the_side_panel(page, site):
         const p = node.renderedPosition();
         return {id: node.data('mid'), x: box.left + p.x, y: box.top + p.y};
     }""")
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url) if "/changes/" in request.url else None)
     page.mouse.click(spot["x"], spot["y"])
     panel = page.locator(f"#panel article[data-memory-id='{spot['id']}']")
     panel.wait_for(timeout=5000)
@@ -74,6 +76,8 @@ def test_clicking_a_node_shows_the_memory_in_the_side_panel(page, site):
     source_id = memory["sources"][0]["interaction_id"]
     page.locator(f"#panel .source[data-interaction-id='{source_id}'] .raw").wait_for(timeout=5000)
     page.locator("#panel .timeline-list li", has_text="memory.created").wait_for(timeout=10_000)
+    # The panel asks for this memory's history only, not the session's whole change log.
+    assert any(f"memory={spot['id']}" in url for url in asked), asked
     screenshot(page, "session-panel-memory")
 
     # An edge: its relation, confidence, origin and rationale.
