@@ -13,6 +13,11 @@ BATCH_AHEAD = 16
 INGEST_QUEUE = "ingest"
 
 
+def session_lock(session_id: int) -> str:
+    """Procrastinate runs jobs sharing a lock one at a time, in the order they were deferred."""
+    return f"session:{session_id}"
+
+
 @app.task(queue=INGEST_QUEUE, retry=RetryStrategy(max_attempts=5, exponential_wait=2), pass_context=False)
 def process_interaction(interaction_id: int) -> None:
     """Process one interaction; a failure is written on the interaction, then retried with back-off."""

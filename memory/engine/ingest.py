@@ -59,7 +59,7 @@ def interactions_accept(*, session: AgentSession, items: list[InteractionInput],
         AgentSession.objects.filter(pk=session.pk).update(last_activity_at=timezone.now())
         new_ids = [a.interaction.pk for a in accepted if a.created]
         if new_ids:
-            _schedule_processing(new_ids)
+            _schedule_processing(session.pk, new_ids)
     return accepted
 
 
@@ -88,12 +88,15 @@ def _accept_one(*, session: AgentSession, item: InteractionInput, actor: str) ->
     return Accepted(interaction, created=True)
 
 
-def _schedule_processing(interaction_ids: list[int]) -> None:
+def _schedule_processing(session_id: int, interaction_ids: list[int]) -> None:
     if memory_settings.INGEST_MODE == "queue":
-        from ..tasks import process_interaction
+        from ..tasks import process_interaction, session_lock
 
+        # One lock per session: several workers run sessions in parallel, a session's jobs in order
+        # (each memory links to the one before it, so two of one session must not interleave).
+        job = process_interaction.configure(lock=session_lock(session_id))
         for interaction_id in interaction_ids:
-            process_interaction.defer(interaction_id=interaction_id)
+            job.defer(interaction_id=interaction_id)
     else:
         from .pipeline import interactions_process_batch
 
