@@ -25,6 +25,7 @@ from django.utils import timezone
 from ...errors import ValidationFailed
 from ...models import Edge, EdgeOrigin, EdgeStatus, Memory, MemoryStatus, Project
 from ..changelog import change_record
+from ..recall.rank import freshness
 from ..snapshots import memory_snapshot
 from .common import (
     JobReport,
@@ -73,10 +74,8 @@ def decay_params(project: Project, *, threshold: float | None = None,
 def decay_weight(*, importance: float, occurred_at: datetime, last_accessed_at: datetime | None,
                  access_count: int, now: datetime, params: DecayParams) -> float:
     last_seen = max(occurred_at, last_accessed_at) if last_accessed_at else occurred_at
-    age_days = max(0.0, (now - last_seen).total_seconds() / 86400)
-    freshness = 0.5 ** (age_days / params.half_life_days)
     access = 1.0 + params.access_boost * math.log1p(max(access_count, 0))
-    return round(min(max(importance, 0.0), 5.0) / 5.0 * freshness * access, 6)
+    return round(min(max(importance, 0.0), 5.0) / 5.0 * freshness(last_seen, now, params.half_life_days) * access, 6)
 
 
 def vouched_for(project: Project) -> Q:

@@ -125,7 +125,7 @@ def entity_fragment(scope: Scope, entity_ids: list[int], limit: int) -> Fragment
     return Fragment("entities", sql, [entity_ids, MENTIONS_PER_ENTITY, *params, limit], limit)
 
 
-def rankings(fragments: list[Fragment]) -> tuple[dict[str, list[int]], dict[int, RankedRow]]:
+def rankings(fragments: list[Fragment | None]) -> tuple[dict[str, list[int]], dict[int, RankedRow]]:
     """Run the sources as one statement: each source's ids in order, and the rows' ranking columns."""
     fragments = [f for f in fragments if f is not None]
     order: dict[str, list[int]] = {f.source: [] for f in fragments}
