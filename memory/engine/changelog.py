@@ -4,10 +4,17 @@ Ids come from a sequence, so two concurrent transactions could commit their chan
 order and a reader polling "after id N" would skip the late one. To make the id order the commit
 order, a writer takes a per-project transaction-level advisory lock before its first change; it
 is released at commit, so changes of one project are numbered in the order they become visible.
+
+A long write (the pipeline's) collects its changes with `changes_deferred()` and appends them all
+in one statement at the end: the project lock is then held only from that statement to the
+commit, so workers of one project overlap everything else, and one round trip replaces several.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.db import connection
@@ -19,29 +26,80 @@ from . import events
 
 ENGINE_ACTOR = "engine"
 LOCK_NAMESPACE = 0x4357  # "CW": keeps our advisory locks apart from other users of the database
-# Lock and append in one round trip: the lock is taken in FROM, before the row (and its id) is made.
-_APPEND = (
-    f"INSERT INTO {GraphChange._meta.db_table} "
-    "(project_id, session_id, actor, op, object_type, object_id, before, after, created_at) "
-    "SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s FROM (SELECT pg_advisory_xact_lock(%s, %s)) AS lock RETURNING id"
-)
+COLUMNS = "project_id, session_id, actor, op, object_type, object_id, before, after, created_at"
+ROW = ("(%s::bigint, %s::bigint, %s::text, %s::text, %s::text, %s::bigint, %s::jsonb, %s::jsonb, "
+       "%s::timestamptz, %s::int)")
+
+
+def _append_sql(rows: int) -> str:
+    """Lock and append in one round trip: the lock is taken in FROM, before any row (and id) is made.
+
+    Rows are inserted in their given order (ORDER BY n), so their ids ascend in that order.
+    """
+    return (
+        f"INSERT INTO {GraphChange._meta.db_table} ({COLUMNS}) "
+        f"SELECT {COLUMNS} FROM (SELECT pg_advisory_xact_lock(%s, %s)) AS lock, "
+        f"(VALUES {', '.join([ROW] * rows)}) AS v ({COLUMNS}, n) ORDER BY n RETURNING id"
+    )
+
+
+class _Pending(threading.local):
+    changes: list[GraphChange] | None = None
+
+
+_pending = _Pending()
 
 
 def change_record(
     *, project: Project, session: AgentSession | None, actor: str, op: str, object_type: str,
     object_id: int | None, before: dict[str, Any] | None = None, after: dict[str, Any] | None = None,
 ) -> GraphChange:
-    """Append one change; it is published to live listeners only after the commit."""
+    """Append one change (or, inside `changes_deferred`, queue it for the block's end); it is
+    published to live listeners only after the commit."""
     if not connection.in_atomic_block:
         raise RuntimeError("change_record must run inside the transaction of the change it records")
     change = GraphChange(project=project, session=session, actor=actor, op=op, object_type=object_type,
                          object_id=object_id, before=before, after=after, created_at=timezone.now())
-    with connection.cursor() as cursor:
-        cursor.execute(_APPEND, [
-            project.pk, session.pk if session else None, actor, op, object_type, object_id,
-            None if before is None else Jsonb(before), None if after is None else Jsonb(after), change.created_at,
-            LOCK_NAMESPACE, project.pk,
-        ])
-        change.id = cursor.fetchone()[0]
-    events.publish_on_commit(change)
+    if _pending.changes is not None:
+        _pending.changes.append(change)
+    else:
+        _append([change])
     return change
+
+
+@contextmanager
+def changes_deferred() -> Iterator[None]:
+    """Collect the block's changes and append them in one statement when it ends without error.
+
+    Use inside the transaction (the block must end before the commit); the changes' ids are set
+    at the block's end. Nested use joins the outer block.
+    """
+    if _pending.changes is not None:
+        yield
+        return
+    _pending.changes = []
+    try:
+        yield
+        changes = _pending.changes
+    finally:
+        _pending.changes = None
+    if changes:
+        _append(changes)
+
+
+def _append(changes: list[GraphChange]) -> None:
+    """Append changes of one project (the lock is per project) and publish them after the commit."""
+    project_id = changes[0].project_id
+    if any(change.project_id != project_id for change in changes):
+        raise ValueError("changes of several projects cannot be appended under one lock")
+    params: list[Any] = [LOCK_NAMESPACE, project_id]
+    for n, change in enumerate(changes):
+        params += [project_id, change.session_id, change.actor, change.op, change.object_type, change.object_id,
+                   None if change.before is None else Jsonb(change.before),
+                   None if change.after is None else Jsonb(change.after), change.created_at, n]
+    with connection.cursor() as cursor:
+        cursor.execute(_append_sql(len(changes)), params)
+        ids = sorted(row[0] for row in cursor.fetchall())
+    for change, change_id in zip(changes, ids, strict=True):
+        change.id = change_id
+    events.publish_on_commit(changes)

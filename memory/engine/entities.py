@@ -30,9 +30,24 @@ WORD = re.compile(r"[\w\u4e00-\u9fff]+")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-def entity_resolve(*, project_id: int, found: ExtractedEntity) -> tuple[Entity, bool]:
-    """The project's entity for this name, created if new. Returns (entity, created)."""
-    existing = Entity.objects.filter(project_id=project_id, normalized_name=found.normalized).order_by("id").first()
+def entities_named(*, project_id: int, found: list[ExtractedEntity]) -> dict[str, Entity]:
+    """The project's entities for these names, by normalised name: one query for a whole memory."""
+    names = {f.normalized for f in found}
+    if not names:
+        return {}
+    return {e.normalized_name: e for e in Entity.objects.filter(project_id=project_id, normalized_name__in=names)}
+
+
+def entity_resolve(*, project_id: int, found: ExtractedEntity, known: dict[str, Entity] | None = None
+                   ) -> tuple[Entity, bool]:
+    """The project's entity for this name, created if new. Returns (entity, created).
+
+    `known` (from `entities_named`) answers the exact-name lookup without a query.
+    """
+    if known is not None:
+        existing = known.get(found.normalized)
+    else:
+        existing = Entity.objects.filter(project_id=project_id, normalized_name=found.normalized).first()
     if existing is not None:
         if found.name != existing.name and found.name not in existing.aliases:
             existing.aliases = [*existing.aliases, found.name]
@@ -93,13 +108,19 @@ def _similar_entities(project_id: int, found: ExtractedEntity) -> list[tuple[Ent
     return sorted(zip(rows, (float(s) for s in similarity), strict=True), key=lambda pair: -pair[1])
 
 
-def mentions_link(*, memory: Memory, found: list[ExtractedEntity]) -> tuple[list[Entity], int]:
-    """Link the memory to its entities; returns them and how many were new to the project."""
+def mentions_link(*, memory: Memory, found: list[ExtractedEntity], known: dict[str, Entity] | None = None
+                  ) -> tuple[list[Entity], int]:
+    """Link the memory to its entities; returns them and how many were new to the project.
+
+    `known` is `entities_named` for these names, when the caller already has it.
+    """
     entities: dict[int, Entity] = {}
     surfaces: dict[int, str] = {}
     created = 0
+    known = dict(known) if known is not None else entities_named(project_id=memory.project_id, found=found)
     for item in found:
-        entity, is_new = entity_resolve(project_id=memory.project_id, found=item)
+        entity, is_new = entity_resolve(project_id=memory.project_id, found=item, known=known)
+        known[item.normalized] = entity
         created += is_new
         if entity.pk not in entities:
             entities[entity.pk] = entity
@@ -109,9 +130,3 @@ def mentions_link(*, memory: Memory, found: list[ExtractedEntity]) -> tuple[list
         ignore_conflicts=True,  # an existing mention of the same entity stays as it is
     )
     return list(entities.values()), created
-
-
-def known_entity_count(*, project_id: int, found: list[ExtractedEntity]) -> int:
-    names = {f.normalized for f in found}
-    return Entity.objects.filter(project_id=project_id, normalized_name__in=names).values("normalized_name") \
-        .distinct().count()

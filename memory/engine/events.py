@@ -45,9 +45,9 @@ def project_group(project_id: int) -> str:
     return f"project.{project_id}"
 
 
-def publish_on_commit(change: GraphChange) -> None:
-    """Queue the change for publication once (and only if) its transaction commits."""
-    transaction.on_commit(lambda: publish([change]))
+def publish_on_commit(changes: list[GraphChange]) -> None:
+    """Queue the changes for publication once (and only if) their transaction commits."""
+    transaction.on_commit(lambda: publish(changes))
 
 
 def publish(changes: list[GraphChange]) -> None:

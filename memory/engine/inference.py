@@ -62,7 +62,10 @@ class Proposal:
 
 
 def _source(memory: Memory) -> Interaction | None:
-    return next(iter(memory.sources.all()), None)
+    """The memory's (first) source interaction; the pipeline attaches it as `source_interaction`."""
+    if "source_interaction" in vars(memory):
+        return memory.source_interaction
+    return memory.sources.order_by("id").first()
 
 
 def _tool_pair(child_src: Interaction, candidate: Candidate) -> Proposal | None:

@@ -32,8 +32,8 @@ from ..models import (
 )
 from ..providers import get_embedder
 from ..providers.base import Embedder, Vector
-from .changelog import ENGINE_ACTOR, change_record
-from .entities import known_entity_count, mentions_link
+from .changelog import ENGINE_ACTOR, change_record, changes_deferred
+from .entities import entities_named, mentions_link
 from .extraction import Dimensions, extract_dimensions, segment, with_llm_dimensions
 from .inference import DEFAULT_EDGE_THRESHOLD, Candidate, edges_apply, infer
 from .scoring import Evidence, Scores, filter_settings, score
@@ -44,6 +44,7 @@ from .vector_index import Neighbour, cached_space_for, nearest, vector_literal
 logger = logging.getLogger(__name__)
 PROCESSABLE = (InteractionStatus.PENDING, InteractionStatus.FAILED)
 TOP_K_SIMILAR = 3
+UNUSED_FIELDS = ("search_vector", "search_text")  # never read by the write path; the tsvector is large
 SHARED_ENTITY_CANDIDATES = 5
 
 
@@ -53,7 +54,7 @@ def interaction_process(*, interaction_id: int, promoted_by: str | None = None) 
     `promoted_by` (a person) keeps a *filtered* interaction whatever its scores say: the filter's
     scores and reason stay on record, the decision is the person's.
     """
-    with transaction.atomic():
+    with transaction.atomic(), changes_deferred():
         interaction = (
             Interaction.objects.select_for_update(of=("self",))
             .select_related("session", "project")
@@ -67,6 +68,7 @@ def interaction_process(*, interaction_id: int, promoted_by: str | None = None) 
         space = cached_space_for(embedder)
         vector = embedder.embed_one(interaction.content)
         dims = extract_dimensions(interaction.content, now=interaction.occurred_at, kind=interaction.kind)
+        known = entities_named(project_id=interaction.project_id, found=dims.entities)
         neighbours = nearest(space=space, vector=vector, k=TOP_K_SIMILAR, project_id=interaction.project_id,
                              session_id=interaction.session_id, statuses=(MemoryStatus.ACTIVE,))
         evidence = Evidence(
@@ -74,8 +76,7 @@ def interaction_process(*, interaction_id: int, promoted_by: str | None = None) 
             nearest_memory_id=neighbours[0].memory_id if neighbours else None,
             nearest_similarity=neighbours[0].similarity if neighbours else 0.0,
             dimensions=dims,
-            new_entities=len({e.normalized for e in dims.entities})
-            - known_entity_count(project_id=interaction.project_id, found=dims.entities),
+            new_entities=len({e.normalized for e in dims.entities}) - len(known),
             values_differ_from_nearest=bool(neighbours) and _values(dims.to_json()) != _values(
                 Memory.objects.filter(pk=neighbours[0].memory_id).values_list("dimensions", flat=True).first() or {}),
         )
@@ -86,7 +87,7 @@ def interaction_process(*, interaction_id: int, promoted_by: str | None = None) 
         dims = with_llm_dimensions(dims, scores.extra.get("llm_dimensions"), interaction.content)
         if scores.duplicate_of:
             Memory.objects.get(pk=scores.duplicate_of).sources.add(interaction)
-        memory = _memory_create(interaction, scores, dims, vector, space, neighbours) if scores.keep else None
+        memory = _memory_create(interaction, scores, dims, vector, space, neighbours, known) if scores.keep else None
         interaction.status = InteractionStatus.KEPT if memory else InteractionStatus.FILTERED
         interaction.scores, interaction.reason = scores.to_json(), scores.reason
         interaction.error, interaction.processed_at = "", timezone.now()
@@ -157,10 +158,10 @@ def _task_similarity(session: AgentSession, embedder: Embedder, vector: Vector) 
 
 
 def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, vector: Vector,
-                   space: EmbeddingSpace, neighbours: list[Neighbour]) -> Memory:
+                   space: EmbeddingSpace, neighbours: list[Neighbour], known: dict[str, Entity]) -> Memory:
     session, project = interaction.session, interaction.project
     previous = Memory.objects.filter(session=session).exclude(status=MemoryStatus.FORGOTTEN) \
-        .order_by("-occurred_at", "-id").first()
+        .defer(*UNUSED_FIELDS).order_by("-occurred_at", "-id").first()
     memory = Memory.objects.create(
         project=project, session=session, content=interaction.content,
         search_text=" ".join(segment(interaction.content)),
@@ -168,10 +169,11 @@ def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, v
         occurred_at=interaction.occurred_at, dimensions={**dims.to_json(), "source_kind": interaction.kind},
     )
     Memory.sources.through.objects.create(memory=memory, interaction=interaction)  # new memory: no SELECT first
+    memory.source_interaction = interaction  # read by inference instead of querying memory.sources
     MemoryEmbedding.objects.create(memory=memory, space=space, project=project, session=session, vector=vector)
     change_record(project=project, session=session, actor=ENGINE_ACTOR, op="memory.created",
                   object_type="memory", object_id=memory.pk, after=memory_snapshot(memory))
-    entities, _created = mentions_link(memory=memory, found=dims.entities)
+    entities, _created = mentions_link(memory=memory, found=dims.entities, known=known)
     candidates = _candidates(memory, vector, space, neighbours, entities, previous)
     threshold = float((project.settings or {}).get("edge_confidence_threshold", DEFAULT_EDGE_THRESHOLD))
     edges_apply(memory, infer(memory, candidates), threshold)
@@ -209,8 +211,15 @@ def _candidates(memory: Memory, vector: Vector, space: EmbeddingSpace, neighbour
         EntityMention.objects.filter(memory_id=OuterRef("pk"), entity_id__in=entity_ids).order_by()
         .values("memory_id").annotate(n=Count("entity_id", distinct=True)).values("n")[:1]
     ), 0) if entity_ids else Value(0)
-    rows = (Memory.objects.filter(pk__in=ids).annotate(similarity=similarity, overlap=overlap)
-            .prefetch_related("sources").order_by("occurred_at", "id"))
+    first_source = Interaction.objects.filter(memories=OuterRef("pk")).order_by("id")
+    rows = list(Memory.objects.filter(pk__in=ids).defer(*UNUSED_FIELDS)
+                .annotate(similarity=similarity, overlap=overlap, source_id=Subquery(first_source.values("id")[:1]),
+                          source_kind=Subquery(first_source.values("kind")[:1]),
+                          source_metadata=Subquery(first_source.values("metadata")[:1]))
+                .order_by("occurred_at", "id"))
+    for m in rows:  # the fields inference reads of a candidate's source, without a query per candidate
+        m.source_interaction = Interaction(pk=m.source_id, kind=m.source_kind, metadata=m.source_metadata or {}) \
+            if m.source_id else None
     return [Candidate(m, float(m.similarity or 0.0), int(m.overlap), previous is not None and m.pk == previous.pk)
             for m in rows]
 
