@@ -17,6 +17,9 @@ DEFAULTS: dict[str, Any] = {
     "OPENAI_EMBEDDING_MODEL": "text-embedding-3-small",
     "EMBED_BATCH_SIZE": 64,
     "EMBED_CACHE_SIZE": 4096,
+    # threads for the local model (0: the library's default, all cores). With several workers on few
+    # cores, 1 each keeps them from fighting over the cores (docs/benchmarks.md, ingest)
+    "EMBED_THREADS": 0,
     # agent API limits
     "MAX_CONTENT_BYTES": 32 * 1024,
     "MAX_BATCH": 100,

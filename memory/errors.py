@@ -43,3 +43,7 @@ class NotPromotable(MemoryEngineError):
 
     status_code = 409
     code = "not_promotable"
+
+
+class ProcessingFailed(MemoryEngineError):
+    """The write path failed for an interaction; the error is already recorded on it."""

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+
 from procrastinate import RetryStrategy
 from procrastinate.contrib.django import app
 
-from .engine.pipeline import embedding_cache_warm, interaction_mark_failed, interaction_process
-from .models import Interaction, InteractionStatus
+from .engine.pipeline import interaction_mark_failed, interaction_process_with_followers
+from .errors import ProcessingFailed
+from .models import Interaction
 
-BATCH_AHEAD = 16
+logger = logging.getLogger(__name__)
+
+FOLLOWERS = 15  # pending interactions of the same session processed along with a job's own
 
 INGEST_QUEUE = "ingest"
 
@@ -20,18 +25,15 @@ def session_lock(session_id: int) -> str:
 
 @app.task(queue=INGEST_QUEUE, retry=RetryStrategy(max_attempts=5, exponential_wait=2), pass_context=False)
 def process_interaction(interaction_id: int) -> None:
-    """Process one interaction; a failure is written on the interaction, then retried with back-off."""
+    """Process one interaction (with the pending ones after it, in one batch); a failure is written on
+    the interaction, then retried with back-off. A job whose interaction no longer exists (forgotten
+    with its project) has nothing to do."""
     try:
-        embedding_cache_warm(_pending_neighbours(interaction_id))
-        interaction_process(interaction_id=interaction_id)
+        interaction_process_with_followers(interaction_id=interaction_id, followers=FOLLOWERS)
+    except Interaction.DoesNotExist:
+        logger.info("interaction %s no longer exists; nothing to process", interaction_id)
+    except ProcessingFailed:
+        raise  # recorded on the interaction already
     except Exception as exc:
         interaction_mark_failed(interaction_id=interaction_id, error=exc)
         raise
-
-
-def _pending_neighbours(interaction_id: int) -> list[int]:
-    """This interaction and the next pending ones of its session, to embed in one batch."""
-    session_id = Interaction.objects.filter(pk=interaction_id).values_list("session_id", flat=True).first()
-    pending = Interaction.objects.filter(session_id=session_id, status=InteractionStatus.PENDING,
-                                         pk__gte=interaction_id)
-    return list(pending.order_by("pk").values_list("pk", flat=True)[:BATCH_AHEAD])

@@ -13,10 +13,12 @@ from memory.models import Memory
 
 @pytest.fixture
 def crowded(project, agent_session):
-    """1,500 memories that all say "hotel", three in four "booking"; "lisbon" in five of them."""
+    """1,500 memories that all say "hotel", three in four "booking"; "lisbon" in five of them; "alpha" in
+    450, "beta" and "gamma" in 400 each (each below COMMON_ROWS, together above ROWS_BUDGET)."""
     now = timezone.now()
     rows = [Memory(project=project, session=agent_session, content=f"hotel note {i}", occurred_at=now,
-                   search_text=f"hotel note{i} {'booking' if i % 4 else ''} {'lisbon' if i < 5 else ''}")
+                   search_text=f"hotel note{i} {'booking' if i % 4 else ''} {'lisbon' if i < 5 else ''} "
+                               f"{'alpha' if i < 450 else 'beta' if i < 850 else 'gamma' if i < 1250 else ''}")
             for i in range(1500)]
     Memory.objects.bulk_create(rows)
     with connection.cursor() as cursor:
@@ -33,9 +35,16 @@ def test_common_terms_are_dropped_and_rare_ones_kept(crowded):
     assert lexical_query("Hotel in Lisbon") == "lisbon"
 
 
-def test_when_every_term_is_common_the_rarest_are_kept(crowded):
-    assert lexical_query("hotel booking") == "booking | hotel"  # both common: the rarest few are kept
+def test_when_every_term_is_common_the_rarest_is_kept(crowded):
+    assert lexical_query("hotel booking") == "booking"  # both common: the rarer one still searches
     assert terms.informative_terms({"hotel"}) == ["hotel"]
+
+
+def test_rare_terms_are_kept_rarest_first_within_the_rows_budget(crowded):
+    frequencies = terms.term_frequencies()
+    assert all(frequencies[t] < terms.COMMON_ROWS for t in ("alpha", "beta", "gamma"))
+    assert frequencies["alpha"] + frequencies["beta"] + frequencies["gamma"] > terms.ROWS_BUDGET
+    assert lexical_query("alpha beta gamma in Lisbon") == "beta | gamma | lisbon"
 
 
 def test_pruned_query_still_finds_the_memories_with_the_rare_term(project, crowded):

@@ -168,6 +168,7 @@ MEMORY = {
     "MAX_BATCH": env_int("CW_MAX_BATCH", 100),
     "INGEST_MODE": env_str("CW_INGEST_MODE", "queue"),
     "HNSW_EF_SEARCH": env_int("CW_HNSW_EF_SEARCH", 100),
+    "EMBED_THREADS": env_int("CW_EMBED_THREADS", 0),
 }
 NEO4J_URI = env_str("NEO4J_URI")
 

@@ -15,7 +15,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from ..errors import NotPromotable
+from ..errors import NotPromotable, ProcessingFailed
 from ..models import (
     AgentSession,
     Edge,
@@ -55,48 +55,53 @@ def interaction_process(*, interaction_id: int, promoted_by: str | None = None) 
     scores and reason stay on record, the decision is the person's.
     """
     with transaction.atomic(), changes_deferred():
-        interaction = (
-            Interaction.objects.select_for_update(of=("self",))
-            .select_related("session", "project")
-            .get(pk=interaction_id)
-        )
-        allowed = (InteractionStatus.FILTERED,) if promoted_by else PROCESSABLE
-        if interaction.status not in allowed:
-            return interaction
-        before = interaction_snapshot(interaction)
-        embedder = get_embedder()
-        space = cached_space_for(embedder)
-        vector = embedder.embed_one(interaction.content)
-        dims = extract_dimensions(interaction.content, now=interaction.occurred_at, kind=interaction.kind)
-        known = entities_named(project_id=interaction.project_id, found=dims.entities)
-        neighbours = nearest(space=space, vector=vector, k=TOP_K_SIMILAR, project_id=interaction.project_id,
-                             session_id=interaction.session_id, statuses=(MemoryStatus.ACTIVE,))
-        evidence = Evidence(
-            task_similarity=_task_similarity(interaction.session, embedder, vector),
-            nearest_memory_id=neighbours[0].memory_id if neighbours else None,
-            nearest_similarity=neighbours[0].similarity if neighbours else 0.0,
-            dimensions=dims,
-            new_entities=len({e.normalized for e in dims.entities}) - len(known),
-            values_differ_from_nearest=bool(neighbours) and _values(dims.to_json()) != _values(
-                Memory.objects.filter(pk=neighbours[0].memory_id).values_list("dimensions", flat=True).first() or {}),
-        )
-        scores = score(interaction, evidence, filter_settings(interaction.project, space.name))
-        if promoted_by:
-            scores = replace(scores, keep=True, duplicate_of=None,
-                             reason=f"promoted by {promoted_by} (the filter said: {scores.reason})")
-        dims = with_llm_dimensions(dims, scores.extra.get("llm_dimensions"), interaction.content)
-        if scores.duplicate_of:
-            Memory.objects.get(pk=scores.duplicate_of).sources.add(interaction)
-        memory = _memory_create(interaction, scores, dims, vector, space, neighbours, known) if scores.keep else None
-        interaction.status = InteractionStatus.KEPT if memory else InteractionStatus.FILTERED
-        interaction.scores, interaction.reason = scores.to_json(), scores.reason
-        interaction.error, interaction.processed_at = "", timezone.now()
-        interaction.save(update_fields=["status", "scores", "reason", "error", "processed_at"])
-        change_record(
-            project=interaction.project, session=interaction.session, actor=promoted_by or ENGINE_ACTOR,
-            op="interaction.promoted" if promoted_by else f"interaction.{interaction.status}",
-            object_type="interaction", object_id=interaction.pk, before=before, after=interaction_snapshot(interaction),
-        )
+        return _process(interaction_id, promoted_by)
+
+
+def _process(interaction_id: int, promoted_by: str | None = None) -> Interaction:
+    """The write path for one interaction, inside the caller's transaction."""
+    interaction = (
+        Interaction.objects.select_for_update(of=("self",))
+        .select_related("session", "project")
+        .get(pk=interaction_id)
+    )
+    allowed = (InteractionStatus.FILTERED,) if promoted_by else PROCESSABLE
+    if interaction.status not in allowed:
+        return interaction
+    before = interaction_snapshot(interaction)
+    embedder = get_embedder()
+    space = cached_space_for(embedder)
+    vector = embedder.embed_one(interaction.content)
+    dims = extract_dimensions(interaction.content, now=interaction.occurred_at, kind=interaction.kind)
+    known = entities_named(project_id=interaction.project_id, found=dims.entities)
+    neighbours = nearest(space=space, vector=vector, k=TOP_K_SIMILAR, project_id=interaction.project_id,
+                         session_id=interaction.session_id, statuses=(MemoryStatus.ACTIVE,))
+    evidence = Evidence(
+        task_similarity=_task_similarity(interaction.session, embedder, vector),
+        nearest_memory_id=neighbours[0].memory_id if neighbours else None,
+        nearest_similarity=neighbours[0].similarity if neighbours else 0.0,
+        dimensions=dims,
+        new_entities=len({e.normalized for e in dims.entities}) - len(known),
+        values_differ_from_nearest=bool(neighbours) and _values(dims.to_json()) != _values(
+            Memory.objects.filter(pk=neighbours[0].memory_id).values_list("dimensions", flat=True).first() or {}),
+    )
+    scores = score(interaction, evidence, filter_settings(interaction.project, space.name))
+    if promoted_by:
+        scores = replace(scores, keep=True, duplicate_of=None,
+                         reason=f"promoted by {promoted_by} (the filter said: {scores.reason})")
+    dims = with_llm_dimensions(dims, scores.extra.get("llm_dimensions"), interaction.content)
+    if scores.duplicate_of:
+        Memory.objects.get(pk=scores.duplicate_of).sources.add(interaction)
+    memory = _memory_create(interaction, scores, dims, vector, space, neighbours, known) if scores.keep else None
+    interaction.status = InteractionStatus.KEPT if memory else InteractionStatus.FILTERED
+    interaction.scores, interaction.reason = scores.to_json(), scores.reason
+    interaction.error, interaction.processed_at = "", timezone.now()
+    interaction.save(update_fields=["status", "scores", "reason", "error", "processed_at"])
+    change_record(
+        project=interaction.project, session=interaction.session, actor=promoted_by or ENGINE_ACTOR,
+        op="interaction.promoted" if promoted_by else f"interaction.{interaction.status}",
+        object_type="interaction", object_id=interaction.pk, before=before, after=interaction_snapshot(interaction),
+    )
     return interaction
 
 
@@ -123,10 +128,39 @@ def interaction_process_safely(*, interaction_id: int) -> Interaction | None:
 
 
 def interactions_process_batch(interaction_ids: list[int]) -> None:
-    """Process several interactions in order, embedding their texts in one batch first."""
+    """Process interactions of one session in order, in one transaction, their texts embedded in one
+    model call first. One BEGIN/COMMIT and one change-log append serve them all, and the project's
+    change-log lock is held once. If anything fails, nothing of the batch is kept and each
+    interaction is processed on its own, so one bad interaction cannot hold back the others."""
     embedding_cache_warm(interaction_ids)
+    if len(interaction_ids) > 1:
+        try:
+            with transaction.atomic(), changes_deferred():
+                for interaction_id in interaction_ids:
+                    _process(interaction_id)
+            return
+        except Exception:  # noqa: BLE001 - retried one by one below, where each failure is recorded
+            logger.warning("batch of %d interactions failed; processing them one by one", len(interaction_ids),
+                           exc_info=True)
     for interaction_id in interaction_ids:
         interaction_process_safely(interaction_id=interaction_id)
+
+
+def interaction_process_with_followers(*, interaction_id: int, followers: int) -> Interaction:
+    """A worker's job: this interaction, plus up to `followers` pending interactions of its session
+    after it, in one batch. Their own jobs then find them processed and return at once. Raises if
+    this interaction fails (the queue retries it); a failing follower is recorded on itself."""
+    status, session_id = Interaction.objects.filter(pk=interaction_id).values_list("status", "session_id").get()
+    if status != InteractionStatus.PENDING:  # processed by an earlier job's batch, or a retry of a failure
+        return interaction_process(interaction_id=interaction_id)
+    later = list(Interaction.objects.filter(session_id=session_id, status=InteractionStatus.PENDING,
+                                            pk__gt=interaction_id).order_by("pk").values_list("pk", flat=True)
+                 [:followers])
+    interactions_process_batch([interaction_id, *later])
+    interaction = Interaction.objects.get(pk=interaction_id)
+    if interaction.status == InteractionStatus.FAILED:
+        raise ProcessingFailed(f"interaction {interaction_id} failed: {interaction.error}")
+    return interaction
 
 
 def embedding_cache_warm(interaction_ids: list[int]) -> None:

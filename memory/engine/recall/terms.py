@@ -15,7 +15,7 @@ import time
 from django.db import connection
 
 COMMON_ROWS = 500  # a term estimated in more memories than this is dropped from the query
-KEEP_WHEN_ALL_COMMON = 3  # if every term is common, keep the rarest few rather than none
+ROWS_BUDGET = 1000  # and the kept terms together may match about this many (the rarest are kept first)
 REFRESH_SECONDS = 300.0
 
 _lock = threading.Lock()
@@ -44,12 +44,25 @@ def term_frequencies() -> dict[str, float]:
 
 
 def informative_terms(terms: set[str]) -> list[str]:
-    """The terms worth searching for: the common ones left out, unless nothing else remains."""
+    """The terms worth searching for, rarest first, within a budget of rows to rank.
+
+    Full-text ranks every matching row, so the work is the sum of the terms' frequencies: common
+    terms are left out, then the rarest terms are kept while their estimated matches fit
+    ROWS_BUDGET. The rarest term is always kept, so a query of common words still searches.
+    A term missing from the statistics is rarer than every listed one: it is estimated at the
+    smallest listed frequency (0 before the first ANALYZE, when everything is kept).
+    """
     freq = term_frequencies()
-    rare = sorted(t for t in terms if freq.get(t, 0.0) <= COMMON_ROWS)
-    if rare:
-        return rare
-    return sorted(sorted(terms, key=lambda t: (freq.get(t, 0.0), t))[:KEEP_WHEN_ALL_COMMON])
+    floor = min(freq.values(), default=0.0)
+    ordered = sorted(terms, key=lambda t: (freq.get(t, floor), t))
+    kept, rows = [], 0.0
+    for term in ordered:
+        estimate = freq.get(term, floor)
+        if kept and (estimate > COMMON_ROWS or rows + estimate > ROWS_BUDGET):
+            break
+        kept.append(term)
+        rows += estimate
+    return sorted(kept)
 
 
 def forget_statistics() -> None:
