@@ -240,11 +240,67 @@ def _split(plan, count: int):
     return measured, profiled
 
 
+def run_workers(embedder: str, count: int, workers: int, threads: int) -> dict:
+    """Queue mode as deployed: accept a backlog (one interaction per call, jobs queued), then let
+    `workers` real worker processes (`manage.py procrastinate worker --one-shot`, `threads` model
+    threads each) drain it. Throughput is measured between the first and the last interaction
+    processed, so the workers' start-up (loading the model) is left out."""
+    import os
+    import subprocess
+    import sys
+
+    from django.conf import settings
+    from django.db import connection
+    from django.db.models import Count, Max, Min
+    from django.test.utils import override_settings
+
+    from memory.engine.projects import project_create
+    from memory.models import Edge, Interaction, Memory
+
+    from .recall_scale import project_delete
+    from .setup_django import BENCH_DB
+
+    slug = f"bench-ingest-queue-{embedder}-{workers}"
+    project_delete(slug)
+    with connection.cursor() as cursor:  # jobs left by an interrupted run would be drained too
+        cursor.execute("DELETE FROM procrastinate_jobs WHERE status IN ('todo', 'doing')")
+    project = project_create(name=f"bench ingest queue {embedder} {workers}", slug=slug)
+    plan, _ = _split(sessions_plan(count), count)
+    with override_settings(MEMORY={**settings.MEMORY, "EMBEDDER": embedder, "INGEST_MODE": "queue"}):
+        _ingest(project, plan, actor="bench")
+    env = {**os.environ, "CW_DB_NAME": BENCH_DB, "CW_EMBEDDER": embedder, "CW_EMBED_THREADS": str(threads),
+           "CW_INGEST_MODE": "queue"}
+    root = Path(__file__).resolve().parent.parent
+    started = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, "manage.py", "procrastinate", "worker", "--queues", "ingest",
+                               "--one-shot"], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True) for _ in range(workers)]
+    errors = [proc.communicate()[1][-500:] for proc in procs if proc.wait() != 0]
+    wall = time.perf_counter() - started
+    rows = Interaction.objects.filter(project=project)
+    span = rows.aggregate(first=Min("processed_at"), last=Max("processed_at"))
+    seconds = (span["last"] - span["first"]).total_seconds()
+    interactions = rows.count()
+    result = {
+        "embedder": embedder, "workers": workers, "threads": threads, "interactions": interactions,
+        "sessions": len(plan), "seconds": round(seconds, 1), "wall_s": round(wall, 1),
+        "per_s": round((interactions - 1) / seconds, 1) if seconds > 0 else 0.0,
+        "statuses": dict(rows.values("status").annotate(n=Count("id")).values_list("status", "n")),
+        "memories": Memory.objects.filter(project=project).count(),
+        "edges": Edge.objects.filter(project=project).count(), "errors": errors,
+    }
+    project_delete(slug)
+    return result
+
+
 RUNS = (("hashing", 1), ("minilm", 1), ("minilm", 10))
+# Queue mode: (workers, model threads each). Two cores here: one worker with both, or two with one each.
+WORKER_RUNS = ((1, 0), (2, 1))
 
 
 def run(count: int = 1000, profile_count: int = 100) -> dict:
-    """hashing and MiniLM one interaction per call (MiniLM also profiled), then MiniLM 10 per call."""
+    """hashing and MiniLM one interaction per call (MiniLM also profiled), then MiniLM 10 per call;
+    then MiniLM in queue mode, drained by one and by two workers."""
     out = {}
     for embedder, batch in RUNS:
         key = f"{embedder}-{batch}"
@@ -252,6 +308,11 @@ def run(count: int = 1000, profile_count: int = 100) -> dict:
         out[key] = run_one(embedder, count, profile_count if key == "minilm-1" else 0, batch=batch)
         summary = {k: v for k, v in out[key].items() if k not in ("stages", "cprofile")}
         print(f"  {json.dumps(summary)}", flush=True)
+    for workers, threads in WORKER_RUNS:
+        key = f"queue-minilm-{workers}w"
+        print(f"  ingest in queue mode, MiniLM, {workers} worker(s)…", flush=True)
+        out[key] = run_workers("minilm", count, workers, threads)
+        print(f"  {json.dumps(out[key])}", flush=True)
     return out
 
 
@@ -263,6 +324,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--profile", type=int, default=100, help="interactions profiled after the measurement")
+    parser.add_argument("--workers", type=int, default=0, help="only the queue mode, drained by this many workers")
+    parser.add_argument("--threads", type=int, default=0, help="model threads per worker (0: all cores)")
     args = parser.parse_args()
     setup_django.setup(embedder="minilm")
+    if args.workers:
+        print(json.dumps(run_workers("minilm", args.count, args.workers, args.threads), indent=1))
+        raise SystemExit
     print(json.dumps(run(args.count, args.profile), indent=1))

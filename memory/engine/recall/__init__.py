@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Prefetch
+from django.db.models import F
 from django.utils import timezone
 
 from ...models import AgentSession, Edge, Interaction, Memory, Project, RecallTrace
@@ -35,6 +35,10 @@ from .seeds import (
     rankings,
     vector_fragment,
 )
+
+# Every column but the search-only ones (segmented text, tsvector): what callers and the API read.
+MEMORY_COLUMNS = ", ".join(f.column for f in Memory._meta.concrete_fields
+                           if f.name not in ("search_text", "search_vector"))
 
 __all__ = ["RECALL_PRESETS", "RecallQuery", "RecallResult", "RecalledMemory", "memory_recall"]
 
@@ -135,11 +139,33 @@ def _seeds(scope: Scope, text: str, config: RecallConfig, clock: _Clock) -> tupl
 
 
 def _load_with_provenance(memory_ids: list[int]) -> dict[int, Memory]:
-    """Full rows and their source interactions, for the memories that made the cut only."""
-    sources = Prefetch("sources", queryset=Interaction.objects.order_by("occurred_at", "id"))
-    rows = Memory.objects.filter(pk__in=memory_ids).defer("search_text", "search_vector")  # search-only columns
-    found = {m.pk: m for m in rows.prefetch_related(sources)}
+    """Full rows and their source interactions, for the memories that made the cut only.
+
+    Two raw statements rather than a queryset and its prefetch: on the recall path the ORM's query
+    building cost more than the queries themselves.
+    """
+    if not memory_ids:
+        return {}
+    found = {m.pk: m for m in Memory.objects.raw(f"SELECT {MEMORY_COLUMNS} FROM {Memory._meta.db_table} "
+                                                 "WHERE id = ANY(%s)", [memory_ids])}
+    through = Memory.sources.through._meta.db_table
+    sources: dict[int, list[Interaction]] = {memory_id: [] for memory_id in found}
+    for interaction in Interaction.objects.raw(
+        f"SELECT i.*, s.memory_id AS provenance_of FROM {Interaction._meta.db_table} i "
+        f"JOIN {through} s ON s.interaction_id = i.id WHERE s.memory_id = ANY(%s) ORDER BY i.occurred_at, i.id",
+        [list(found)],
+    ):
+        sources[interaction.provenance_of].append(interaction)
+    for memory_id, memory in found.items():
+        _prefetched(memory, "sources", sources[memory_id])
     return {memory_id: found[memory_id] for memory_id in memory_ids if memory_id in found}
+
+
+def _prefetched(instance: Memory, name: str, related: list) -> None:
+    """Make `instance.<name>.all()` answer `related` without a query, as prefetch_related leaves it."""
+    queryset = getattr(instance, name).get_queryset()
+    queryset._result_cache, queryset._prefetch_done = related, True
+    instance.__dict__.setdefault("_prefetched_objects_cache", {})[name] = queryset
 
 
 def _items(ranked: list[Ranked], memories: dict[int, Memory], seeds: list[Seed],

@@ -23,9 +23,13 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def subgraph_edges(memory_ids: list[int]) -> list[Edge]:
-    ids = set(memory_ids)
-    return list(Edge.objects.filter(source_id__in=ids, target_id__in=ids).exclude(status=EdgeStatus.REJECTED)
-                .order_by("id"))
+    """The edges among these memories, rejected ones left out (raw: cheaper than building the query)."""
+    ids = sorted(set(memory_ids))
+    if not ids:
+        return []
+    return list(Edge.objects.raw(f"SELECT * FROM {Edge._meta.db_table} WHERE source_id = ANY(%s) "
+                                 "AND target_id = ANY(%s) AND status <> %s ORDER BY id",
+                                 [ids, ids, EdgeStatus.REJECTED]))
 
 
 def dependency_order(memories: list[Memory], edges: list[Edge]) -> list[Memory]:
