@@ -41,7 +41,6 @@ STAGES = [
     ("    edge candidates", "memory.engine.pipeline", "_candidates"),
     ("    edge inference", "memory.engine.pipeline", "infer"),
     ("    edges apply", "memory.engine.pipeline", "edges_apply"),
-    ("    next_in_session edge", "memory.engine.pipeline", "_structural_edge"),
     ("    supersede", "memory.engine.pipeline", "supersede_apply"),
     ("change log rows (everywhere)", "memory.engine.changelog", "change_record"),
     ("live events after commit (everywhere)", "memory.engine.events", "publish"),

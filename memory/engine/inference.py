@@ -216,24 +216,29 @@ def infer(child: Memory, candidates: list[Candidate]) -> list[Proposal]:
     return list(by_parent.values())
 
 
-def edges_apply(child: Memory, proposals: list[Proposal], threshold: float) -> list[Edge]:
-    """Create the proposed edges unless a human already decided about that pair."""
-    created = []
+def edges_apply(child: Memory, proposals: list[Proposal], threshold: float, *, new_child: bool = False) -> list[Edge]:
+    """Create the proposed edges unless a human already decided about that pair.
+
+    `new_child`: the child was created in this transaction, so no edge can point at it yet and the
+    check for earlier (human) edges is skipped. The edges go in with one INSERT.
+    """
     existing = list(Edge.objects.filter(source__in=[p.parent for p in proposals], target=child)
-                    .values_list("source_id", "relation", "origin")) if proposals else []
+                    .values_list("source_id", "relation", "origin")) if proposals and not new_child else []
     decided = {source for source, _, origin in existing if origin == EdgeOrigin.HUMAN}
     taken = {(source, relation) for source, relation, _ in existing}
+    edges = []
     for proposal in proposals:
         if proposal.parent.pk in decided or (proposal.parent.pk, proposal.relation) in taken:
             continue
         structural = proposal.relation in (Relation.SHARES_ENTITY, Relation.NEXT_IN_SESSION)
-        edge = Edge.objects.create(
+        edges.append(Edge(
             project_id=child.project_id, session_id=child.session_id, source=proposal.parent, target=child,
             relation=proposal.relation, weight=1.0, confidence=proposal.confidence, origin=proposal.origin,
             status=EdgeStatus.INFERRED, needs_review=not structural and proposal.confidence < threshold,
             rationale=proposal.rationale,
-        )
+        ))
+    created = Edge.objects.bulk_create(edges) if edges else []
+    for edge in created:
         change_record(project=child.project, session=child.session, actor=ENGINE_ACTOR, op="edge.created",
                       object_type="edge", object_id=edge.pk, after=edge_snapshot(edge))
-        created.append(edge)
     return created

@@ -5,21 +5,18 @@ pending/failed interactions are processed), so a retried job or `?wait=true` is 
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import replace
 
 import numpy as np
-from django.db import transaction
-from django.db.models import Count, F, OuterRef, Subquery, Value
-from django.db.models.expressions import RawSQL
-from django.db.models.functions import Coalesce
+from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from ..errors import NotPromotable, ProcessingFailed
 from ..models import (
     AgentSession,
-    Edge,
-    EdgeOrigin,
     EmbeddingSpace,
     Entity,
     EntityMention,
@@ -35,16 +32,16 @@ from ..providers.base import Embedder, Vector
 from .changelog import ENGINE_ACTOR, change_record, changes_deferred
 from .entities import entities_named, mentions_link
 from .extraction import Dimensions, extract_dimensions, segment, with_llm_dimensions
-from .inference import DEFAULT_EDGE_THRESHOLD, Candidate, edges_apply, infer
+from .inference import DEFAULT_EDGE_THRESHOLD, Candidate, Proposal, edges_apply, infer
+from .rows import memory_columns
 from .scoring import Evidence, Scores, filter_settings, score
-from .snapshots import edge_snapshot, interaction_snapshot, memory_snapshot
+from .snapshots import interaction_snapshot, memory_snapshot
 from .supersede import supersede_apply
 from .vector_index import Neighbour, cached_space_for, nearest, vector_literal
 
 logger = logging.getLogger(__name__)
 PROCESSABLE = (InteractionStatus.PENDING, InteractionStatus.FAILED)
 TOP_K_SIMILAR = 3
-UNUSED_FIELDS = ("search_vector", "search_text")  # never read by the write path; the tsvector is large
 SHARED_ENTITY_CANDIDATES = 5
 
 
@@ -146,12 +143,14 @@ def interactions_process_batch(interaction_ids: list[int]) -> None:
         interaction_process_safely(interaction_id=interaction_id)
 
 
-def interaction_process_with_followers(*, interaction_id: int, followers: int) -> Interaction:
+def interaction_process_with_followers(*, interaction_id: int, followers: int) -> Interaction | None:
     """A worker's job: this interaction, plus up to `followers` pending interactions of its session
-    after it, in one batch. Their own jobs then find them processed and return at once. Raises if
+    after it, in one batch. Their own jobs then find them processed and return at once (None). Raises if
     this interaction fails (the queue retries it); a failing follower is recorded on itself."""
     status, session_id = Interaction.objects.filter(pk=interaction_id).values_list("status", "session_id").get()
-    if status != InteractionStatus.PENDING:  # processed by an earlier job's batch, or a retry of a failure
+    if status in (InteractionStatus.KEPT, InteractionStatus.FILTERED):  # done by an earlier job's batch
+        return None
+    if status != InteractionStatus.PENDING:  # a retry after a failure: on its own
         return interaction_process(interaction_id=interaction_id)
     later = list(Interaction.objects.filter(session_id=session_id, status=InteractionStatus.PENDING,
                                             pk__gt=interaction_id).order_by("pk").values_list("pk", flat=True)
@@ -194,81 +193,82 @@ def _task_similarity(session: AgentSession, embedder: Embedder, vector: Vector) 
 def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, vector: Vector,
                    space: EmbeddingSpace, neighbours: list[Neighbour], known: dict[str, Entity]) -> Memory:
     session, project = interaction.session, interaction.project
-    previous = Memory.objects.filter(session=session).exclude(status=MemoryStatus.FORGOTTEN) \
-        .defer(*UNUSED_FIELDS).order_by("-occurred_at", "-id").first()
+    previous = _previous(session.pk)
     memory = Memory.objects.create(
         project=project, session=session, content=interaction.content,
         search_text=" ".join(segment(interaction.content)),
         kind=scores.kind, importance=scores.importance, relevance=scores.relevance, novelty=scores.novelty,
         occurred_at=interaction.occurred_at, dimensions={**dims.to_json(), "source_kind": interaction.kind},
     )
-    Memory.sources.through.objects.create(memory=memory, interaction=interaction)  # new memory: no SELECT first
+    _source_and_vector_add(memory, interaction, space, vector)
     memory.source_interaction = interaction  # read by inference instead of querying memory.sources
-    MemoryEmbedding.objects.create(memory=memory, space=space, project=project, session=session, vector=vector)
     change_record(project=project, session=session, actor=ENGINE_ACTOR, op="memory.created",
                   object_type="memory", object_id=memory.pk, after=memory_snapshot(memory))
     entities, _created = mentions_link(memory=memory, found=dims.entities, known=known)
     candidates = _candidates(memory, vector, space, neighbours, entities, previous)
     threshold = float((project.settings or {}).get("edge_confidence_threshold", DEFAULT_EDGE_THRESHOLD))
-    edges_apply(memory, infer(memory, candidates), threshold)
-    if previous is not None:
-        _structural_edge(previous, memory, new_child=True)
+    adjacent = [Proposal(previous, Relation.NEXT_IN_SESSION, 1.0, "adjacent in the session")] if previous else []
+    edges_apply(memory, infer(memory, candidates) + adjacent, threshold, new_child=True)
     supersede_apply(memory, dims.attributes, candidates)
     return memory
+
+
+def _source_and_vector_add(memory: Memory, interaction: Interaction, space: EmbeddingSpace, vector: Vector) -> None:
+    """The new memory's provenance row and its vector, in one statement (both are plain inserts)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH source AS (INSERT INTO {Memory.sources.through._meta.db_table} (memory_id, interaction_id) "
+            f"VALUES (%s, %s)) INSERT INTO {MemoryEmbedding._meta.db_table} "
+            "(memory_id, space_id, project_id, session_id, vector) VALUES (%s, %s, %s, %s, %s)",
+            [memory.pk, interaction.pk, memory.pk, space.pk, memory.project_id, memory.session_id,
+             vector_literal(vector)],
+        )
 
 
 def _candidates(memory: Memory, vector: Vector, space: EmbeddingSpace, neighbours: list[Neighbour],
                 entities: list[Entity], previous: Memory | None) -> list[Candidate]:
     """Top-K similar + sharing an entity + the previous memory, each with similarity and overlap.
 
-    Similarity and shared-entity counts are computed in the one query that loads the candidates,
-    so no stored vector is parsed in Python.
+    One raw statement: the memories sharing an entity are found in it, and each candidate comes with
+    its similarity to the new memory, its shared-entity count and the fields inference reads of its
+    first source interaction, so no stored vector is parsed in Python and no query runs per candidate.
     """
-    ids = {n.memory_id for n in neighbours}
+    ids = {n.memory_id for n in neighbours} | ({previous.pk} if previous else set())
     entity_ids = [e.pk for e in entities]
-    if entity_ids:
-        sharing = (Memory.objects.filter(session_id=memory.session_id, mentions__entity_id__in=entity_ids)
-                   .exclude(pk=memory.pk).exclude(status=MemoryStatus.FORGOTTEN).order_by("-occurred_at")
-                   .values_list("id", flat=True).distinct()[:SHARED_ENTITY_CANDIDATES])
-        ids |= set(sharing)
-    ids |= {previous.pk} if previous else set()
-    ids.discard(memory.pk)
-    if not ids:
+    if not ids and not entity_ids:
         return []
     dims = int(space.dimensions)
-    similarity = RawSQL(
-        f"SELECT 1 - (e.vector::vector({dims}) <=> %s::vector({dims})) FROM {MemoryEmbedding._meta.db_table} e "
-        f"WHERE e.memory_id = {Memory._meta.db_table}.id AND e.space_id = %s",
-        [vector_literal(vector), space.pk],
+    sql = (
+        f"WITH sharing AS (SELECT m.id FROM {Memory._meta.db_table} m "
+        f"JOIN {EntityMention._meta.db_table} em ON em.memory_id = m.id WHERE m.session_id = %(session)s "
+        "AND em.entity_id = ANY(%(entities)s) AND m.id <> %(me)s AND m.status <> %(forgotten)s "
+        "GROUP BY m.id, m.occurred_at ORDER BY m.occurred_at DESC LIMIT %(sharing)s) "
+        f"SELECT {memory_columns('m')}, 1 - (e.vector::vector({dims}) <=> %(vector)s::vector({dims})) AS similarity, "
+        f"(SELECT count(DISTINCT x.entity_id) FROM {EntityMention._meta.db_table} x WHERE x.memory_id = m.id "
+        "AND x.entity_id = ANY(%(entities)s)) AS overlap, src.id AS src_id, src.kind AS src_kind, "
+        f"src.metadata AS src_metadata FROM {Memory._meta.db_table} m "
+        f"LEFT JOIN {MemoryEmbedding._meta.db_table} e ON e.memory_id = m.id AND e.space_id = %(space)s "
+        f"LEFT JOIN LATERAL (SELECT i.id, i.kind, i.metadata FROM {Memory.sources.through._meta.db_table} s "
+        f"JOIN {Interaction._meta.db_table} i ON i.id = s.interaction_id WHERE s.memory_id = m.id "
+        "ORDER BY i.id LIMIT 1) src ON true "
+        "WHERE m.id IN (SELECT unnest(%(ids)s::bigint[]) UNION SELECT id FROM sharing) AND m.id <> %(me)s "
+        "ORDER BY m.occurred_at, m.id"
     )
-    overlap = Coalesce(Subquery(
-        EntityMention.objects.filter(memory_id=OuterRef("pk"), entity_id__in=entity_ids).order_by()
-        .values("memory_id").annotate(n=Count("entity_id", distinct=True)).values("n")[:1]
-    ), 0) if entity_ids else Value(0)
-    first_source = Interaction.objects.filter(memories=OuterRef("pk")).order_by("id")
-    rows = list(Memory.objects.filter(pk__in=ids).defer(*UNUSED_FIELDS)
-                .annotate(similarity=similarity, overlap=overlap, source_id=Subquery(first_source.values("id")[:1]),
-                          source_kind=Subquery(first_source.values("kind")[:1]),
-                          source_metadata=Subquery(first_source.values("metadata")[:1]))
-                .order_by("occurred_at", "id"))
-    for m in rows:  # the fields inference reads of a candidate's source, without a query per candidate
-        m.source_interaction = Interaction(pk=m.source_id, kind=m.source_kind, metadata=m.source_metadata or {}) \
-            if m.source_id else None
+    rows = list(Memory.objects.raw(sql, {
+        "session": memory.session_id, "entities": entity_ids, "me": memory.pk, "forgotten": MemoryStatus.FORGOTTEN,
+        "sharing": SHARED_ENTITY_CANDIDATES, "vector": vector_literal(vector), "space": space.pk, "ids": sorted(ids),
+    }))
+    for m in rows:  # the fields inference reads of a candidate's source
+        metadata = json.loads(m.src_metadata) if isinstance(m.src_metadata, str) else m.src_metadata
+        m.source_interaction = Interaction(pk=m.src_id, kind=m.src_kind, metadata=metadata or {}) \
+            if m.src_id else None
     return [Candidate(m, float(m.similarity or 0.0), int(m.overlap), previous is not None and m.pk == previous.pk)
             for m in rows]
 
 
-def _structural_edge(parent: Memory, child: Memory, *, new_child: bool = False) -> Edge | None:
-    exists = Edge.objects.filter(source=parent, target=child, relation=Relation.NEXT_IN_SESSION).exists
-    if not new_child and exists():
-        return None
-    edge = Edge.objects.create(
-        project_id=child.project_id, session_id=child.session_id, source=parent, target=child,
-        relation=Relation.NEXT_IN_SESSION, weight=1.0, confidence=1.0, origin=EdgeOrigin.RULE,
-        rationale="adjacent in the session",
-    )
-    change_record(
-        project=child.project, session=child.session, actor=ENGINE_ACTOR, op="edge.created",
-        object_type="edge", object_id=edge.pk, after=edge_snapshot(edge),
-    )
-    return edge
+def _previous(session_id: int) -> Memory | None:
+    """The session's latest memory that is not forgotten (the parent of next_in_session)."""
+    rows = Memory.objects.raw(
+        f"SELECT {memory_columns()} FROM {Memory._meta.db_table} WHERE session_id = %s AND status <> %s "
+        "ORDER BY occurred_at DESC, id DESC LIMIT 1", [session_id, MemoryStatus.FORGOTTEN])
+    return next(iter(rows), None)

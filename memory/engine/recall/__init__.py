@@ -18,6 +18,7 @@ from django.utils import timezone
 from ...models import AgentSession, Edge, Interaction, Memory, Project, RecallTrace
 from ...providers import get_embedder
 from ..changelog import change_record
+from ..rows import memory_columns
 from ..vector_index import cached_space_for
 from .config import RECALL_PRESETS, RecallConfig, config_for
 from .narrate import narrate
@@ -35,10 +36,6 @@ from .seeds import (
     rankings,
     vector_fragment,
 )
-
-# Every column but the search-only ones (segmented text, tsvector): what callers and the API read.
-MEMORY_COLUMNS = ", ".join(f.column for f in Memory._meta.concrete_fields
-                           if f.name not in ("search_text", "search_vector"))
 
 __all__ = ["RECALL_PRESETS", "RecallQuery", "RecallResult", "RecalledMemory", "memory_recall"]
 
@@ -146,7 +143,7 @@ def _load_with_provenance(memory_ids: list[int]) -> dict[int, Memory]:
     """
     if not memory_ids:
         return {}
-    found = {m.pk: m for m in Memory.objects.raw(f"SELECT {MEMORY_COLUMNS} FROM {Memory._meta.db_table} "
+    found = {m.pk: m for m in Memory.objects.raw(f"SELECT {memory_columns()} FROM {Memory._meta.db_table} "
                                                  "WHERE id = ANY(%s)", [memory_ids])}
     through = Memory.sources.through._meta.db_table
     sources: dict[int, list[Interaction]] = {memory_id: [] for memory_id in found}
