@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.db import connection
 
@@ -30,9 +31,9 @@ class Arrival:
     relation: str | None = None
 
 
-@dataclass(frozen=True)
-class Step:
-    """An edge touching the frontier, with whether each end may take part (and its ranking columns)."""
+class Step(NamedTuple):
+    """An edge touching the frontier, and for each end whether the scope lets it take part, with the
+    end's ranking columns (epoch seconds of occurred_at, importance)."""
 
     edge_id: int
     source_id: int
@@ -40,8 +41,19 @@ class Step:
     relation: str
     weight: float
     confidence: float
-    approved: bool
-    ends: dict[int, RankedRow | None]  # memory id -> its ranking columns, or None if out of scope
+    status: str
+    source_ok: bool
+    source_at: float
+    source_importance: float
+    target_ok: bool
+    target_at: float
+    target_importance: float
+
+    def end(self, memory_id: int) -> RankedRow | None:
+        """The ranking columns of one end, or None if it is out of scope."""
+        if memory_id == self.source_id:
+            return RankedRow(memory_id, self.source_at, self.source_importance) if self.source_ok else None
+        return RankedRow(memory_id, self.target_at, self.target_importance) if self.target_ok else None
 
 
 def _edges_touching(frontier: set[int], scope: Scope) -> list[Step]:
@@ -63,12 +75,7 @@ def _edges_touching(frontier: set[int], scope: Scope) -> list[Step]:
     params.append(EdgeStatus.REJECTED)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    return [
-        Step(eid, src, dst, relation, weight, confidence, status == EdgeStatus.APPROVED,
-             {src: RankedRow(src, s_at, s_imp) if s_ok else None, dst: RankedRow(dst, t_at, t_imp) if t_ok else None})
-        for eid, src, dst, relation, weight, confidence, status, s_ok, s_at, s_imp, t_ok, t_at, t_imp in rows
-    ]
+        return [Step._make(row) for row in cursor.fetchall()]
 
 
 def spread(seeds: list[Seed], config: RecallConfig, scope: Scope,
@@ -90,15 +97,18 @@ def spread(seeds: list[Seed], config: RecallConfig, scope: Scope,
             fan_out[step.source_id] += 1
             fan_out[step.target_id] += 1
         for step in steps:
-            for here, there in ((step.source_id, step.target_id), (step.target_id, step.source_id)):
-                if here not in frontier or there in totals or step.ends[there] is None:
+            for here, there, allowed in ((step.source_id, step.target_id, step.target_ok),
+                                         (step.target_id, step.source_id, step.source_ok)):
+                if not allowed or here not in frontier or there in totals:
                     continue
+                approved = step.status == EdgeStatus.APPROVED
                 passed = frontier[here] * step.weight * config.relation_weights.get(step.relation, 0.0)
-                passed *= (config.approved_boost if step.approved else step.confidence) * config.decay**hop
+                passed *= (config.approved_boost if approved else step.confidence) * config.decay**hop
                 passed /= max(fan_out[here], 1) ** 0.5 if config.fan_normalise else 1.0
                 if passed >= config.min_activation:
                     incoming[there].append(Arrival(there, hop, passed, here, step.edge_id, step.relation))
-                    columns[there] = step.ends[there]
+                    if there not in columns:
+                        columns[there] = step.end(there)
         frontier = {}
         for memory_id, arrivals in incoming.items():
             values = [a.activation for a in arrivals]
