@@ -487,18 +487,25 @@ def _ingest_findings(runs: list[dict]) -> list[str]:
         f"**Everything else** costs {round(1000 / hashing['per_s'], 1)} ms per interaction even with a free",
         f"embedder (hashing): {_stage(hashing, sql, 'calls_per_interaction')} SQL statements",
         f"({_stage(hashing, sql)} ms inside them) and the ORM's Python around them, including",
-        f"{_stage(hashing, log, 'calls_per_interaction')} change-log rows (each one statement: lock and append",
-        f"together) and the live-event step after commit ({_stage(hashing, events)} ms; a process whose channel",
-        "layer has no listener skips the send). Already done: the session kNN runs without a transaction of its",
-        "own, mentions go in one INSERT, the edges a new memory already has are read once, edge candidates come",
-        "with their similarity and shared-entity counts in one query, the embedding space is cached.",
-        "50 interactions/s leaves 20 ms per interaction for all of it.",
+        f"{_stage(hashing, log, 'calls_per_interaction')} change-log rows (collected during the transaction and",
+        "appended in one statement at its end) and the live-event step after commit",
+        f"({_stage(hashing, events)} ms; a process whose channel layer has no listener skips the send). Done so",
+        "far: edge candidates (with the memories sharing an entity, their similarity, shared-entity counts and",
+        "source fields) in one raw statement, provenance and vector in one INSERT, all edges of a new memory in",
+        "one INSERT, one entity lookup per memory, the change log appended once per transaction, the session",
+        "kNN without a transaction of its own, the embedding space cached.",
     )
     lines += bullet(
-        "**Still to do**: let the worker process a session's pending interactions in one transaction with",
-        "`bulk_create` for memories, vectors, edges and change-log rows (one lock, one commit); fewer ORM",
-        "round trips in entity resolution and supersede; and several workers (the per-project change-log lock",
-        "serialises only the final part of each transaction).",
+        "**Workers**: on these two cores one worker is bound by its own CPU (model and Python), and a second",
+        "worker roughly doubles the rate only when the two do not fight: with the model on all cores each, two",
+        "workers are slower than one. Give each worker `CW_EMBED_THREADS` = cores / workers. Runs of the same",
+        "configuration vary by ±20% on this machine.",
+    )
+    lines += bullet(
+        "**Still to do for 50/s**: the remaining cost is per-interaction ORM work (about 12 statements, each",
+        "built by the query compiler): a set-based batch (every memory, vector, mention and edge of a batch",
+        "inserted with one statement each, the candidates of all its interactions in one query) would remove",
+        "most of it.",
     )
     return lines + [""]
 

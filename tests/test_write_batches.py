@@ -98,3 +98,19 @@ def test_deferred_changes_are_appended_at_the_end_or_not_at_all(agent_session):
                       object_type="memory", object_id=3)
         raise RuntimeError("the change fails")
     assert not GraphChange.objects.filter(op="x.y").exists()
+
+
+def test_a_batch_failing_at_its_end_keeps_nothing_of_it_and_then_processes_each(agent_session, caplog):
+    """Interactions of two projects cannot share one change-log append: the batch fails after all of
+    its work was done, everything is rolled back, and each interaction is then processed on its own."""
+    from memory.engine.projects import project_create, session_create
+
+    other = session_create(project=project_create(name="Other", slug="other-batch"), title="o", task="",
+                           actor="test")
+    ids = _pending(agent_session, TEXTS[:1]) + _pending(other, TEXTS[1:2])
+    interactions_process_batch(ids)
+    assert "batch of 2 interactions failed" in caplog.text and "several projects" in caplog.text
+    assert set(Interaction.objects.filter(pk__in=ids).values_list("status", flat=True)) == {"kept"}
+    for session in (agent_session, other):
+        assert [op for op, _ in _ops(session)] == ["memory.created", "interaction.kept"]
+        assert Memory.objects.filter(session=session).count() == 1

@@ -55,13 +55,23 @@ def interaction_process(*, interaction_id: int, promoted_by: str | None = None) 
         return _process(interaction_id, promoted_by)
 
 
-def _process(interaction_id: int, promoted_by: str | None = None) -> Interaction:
-    """The write path for one interaction, inside the caller's transaction."""
-    interaction = (
-        Interaction.objects.select_for_update(of=("self",))
-        .select_related("session", "project")
-        .get(pk=interaction_id)
-    )
+def _locked(interaction_ids: list[int]) -> dict[int, Interaction]:
+    """Lock the interactions' rows (in id order, so two batches cannot deadlock) and load them."""
+    rows = (Interaction.objects.select_for_update(of=("self",)).select_related("session", "project")
+            .filter(pk__in=interaction_ids).order_by("pk"))
+    found = {interaction.pk: interaction for interaction in rows}
+    missing = set(interaction_ids) - set(found)
+    if missing:
+        raise Interaction.DoesNotExist(f"interaction(s) {sorted(missing)} do not exist")
+    return found
+
+
+def _process(interaction_id: int, promoted_by: str | None = None, interaction: Interaction | None = None
+             ) -> Interaction:
+    """The write path for one interaction, inside the caller's transaction (which may have locked and
+    loaded it already: `interaction`)."""
+    if interaction is None:
+        interaction = _locked([interaction_id])[interaction_id]
     allowed = (InteractionStatus.FILTERED,) if promoted_by else PROCESSABLE
     if interaction.status not in allowed:
         return interaction
@@ -133,8 +143,9 @@ def interactions_process_batch(interaction_ids: list[int]) -> None:
     if len(interaction_ids) > 1:
         try:
             with transaction.atomic(), changes_deferred():
+                locked = _locked(interaction_ids)
                 for interaction_id in interaction_ids:
-                    _process(interaction_id)
+                    _process(interaction_id, interaction=locked[interaction_id])
             return
         except Exception:  # noqa: BLE001 - retried one by one below, where each failure is recorded
             logger.warning("batch of %d interactions failed; processing them one by one", len(interaction_ids),
