@@ -1,6 +1,7 @@
-"""Processing one accepted interaction (SPEC §3): score it, and if kept store a memory with its
-vector, dimensions, entities and dependency edges. One transaction; safe to run twice (only
-pending/failed interactions are processed), so a retried job or `?wait=true` is harmless.
+"""Processing accepted interactions (SPEC §3): score each, and if kept store a memory with its
+vector, dimensions, entities and dependency edges. One transaction per interaction, or per batch of
+a session's interactions (processed in order; a failed batch is redone one by one). Safe to run
+twice (only pending/failed interactions are processed), so a retried job or `?wait=true` is harmless.
 """
 
 from __future__ import annotations
