@@ -343,10 +343,10 @@ def _recall(rec: dict, note: str) -> list[str]:
         lines += bullet(
             "**Full-text** reads a stored `tsvector` (generated column, GIN index), so no row is parsed at query",
             "time, and leaves out terms that PostgreSQL's own statistics (`pg_stats.most_common_elems`, kept by",
-            "ANALYZE) estimate in more than 1,000 memories (`memory/engine/recall/terms.py`). The full-text part",
-            f"still matched {diag['lexical_matches_p50']:,} memories at the median ({diag['lexical_matches_p95']:,} at",
-            "p95) and must visit each of their heap pages to rank them: that, not the index, is what grows with the",
-            "project (see the plan below).",
+            "ANALYZE) estimate in more than 500 memories, then keeps the rarest terms only while their estimated",
+            "matches fit 1,000 rows (`memory/engine/recall/terms.py`): ranking visits the heap page of every match,",
+            "and that, not the index, grows with the project. The full-text part matched",
+            f"{diag['lexical_matches_p50']:,} memories at the median ({diag['lexical_matches_p95']:,} at p95).",
         )
         lines += bullet(
             "**Entity seeds** read at most the 200 newest mentions of each named entity from an",
@@ -355,7 +355,8 @@ def _recall(rec: dict, note: str) -> list[str]:
         lines += bullet(
             "**Ripple** is one statement per hop (the edges touching the frontier, each end's scope check and",
             "ranking columns joined in); ranking works on those columns, and only the top k memories are loaded",
-            "as full rows with their source interactions.",
+            "as full rows, with their source interactions and the edges among them (three raw statements: the",
+            "query compiler cost more than the queries).",
         )
         lines.append("")
         for kind, item in diag.get("plans", {}).items():
