@@ -1,8 +1,5 @@
 """Spreading activation (SPEC §4.2): from the seeds along edges in both directions, hop by hop.
 
-The edges the first two hops can use (those touching the seeds or their neighbours) are read in one
-statement; a third hop reads the edges of its frontier.
-
 Passed activation = source activation × edge weight × confidence (1 once a human approved it)
 × relation weight (× approved boost) × decay^hop
 ÷ √(fan-out of the source): the fan effect, so a hub linked to everything cannot flood the ranking.
@@ -59,82 +56,26 @@ class Step(NamedTuple):
         return RankedRow(memory_id, self.target_at, self.target_importance) if self.target_ok else None
 
 
-def _select(scope: Scope, ids_sql: str) -> tuple[str, list]:
-    """The edges whose id is in `ids_sql` (a subquery), with both ends' scope check and ranking columns.
-    Params: the two scope conditions' (and `ids_sql`'s own params follow them)."""
+def _edges_touching(frontier: set[int], scope: Scope) -> list[Step]:
+    """One statement per hop: the edges and, for both ends, whether the scope allows them."""
+    ids = list(frontier)
     source_ok, source_params = scope.condition("ms")
     target_ok, target_params = scope.condition("mt")
+    session = "AND e.session_id = %s" if scope.session_id is not None else ""
     sql = (
         f"SELECT e.id, e.source_id, e.target_id, e.relation, e.weight, e.confidence, e.status, "
         f"({source_ok}), extract(epoch FROM ms.occurred_at)::float8, ms.importance, "
         f"({target_ok}), extract(epoch FROM mt.occurred_at)::float8, mt.importance "
         f"FROM memory_edge e JOIN memory_memory ms ON ms.id = e.source_id JOIN memory_memory mt ON mt.id = e.target_id "
-        f"WHERE e.id IN ({ids_sql}) ORDER BY e.id"
+        f"WHERE (e.source_id = ANY(%s) OR e.target_id = ANY(%s)) AND e.project_id = %s {session} "
+        f"AND e.status <> %s ORDER BY e.id"
     )
-    return sql, [*source_params, *target_params]
-
-
-def _touching(nodes_sql: str, nodes_params: list, scope: Scope) -> tuple[str, list]:
-    """Ids of the scope's edges with an end among the memory ids `nodes_sql` selects: two index
-    lookups, one per end."""
-    session = "AND e.session_id = %s" if scope.session_id is not None else ""
-    one_end = (f"SELECT e.id FROM memory_edge e WHERE e.{{end}} IN ({nodes_sql}) AND e.project_id = %s {session} "
-               "AND e.status <> %s")
-    params = [*nodes_params, scope.project.pk, *([scope.session_id] if scope.session_id is not None else []),
-              EdgeStatus.REJECTED]
-    return f"{one_end.format(end='source_id')} UNION {one_end.format(end='target_id')}", params + params
-
-
-def _fetch(ids_sql: str, ids_params: list, scope: Scope) -> list[Step]:
-    sql, params = _select(scope, ids_sql)
+    params = [*source_params, *target_params, ids, ids, scope.project.pk]
+    params += [scope.session_id] if scope.session_id is not None else []
+    params.append(EdgeStatus.REJECTED)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, *ids_params])
+        cursor.execute(sql, params)
         return [Step._make(row) for row in cursor.fetchall()]
-
-
-def _edges_touching(frontier: set[int], scope: Scope) -> list[Step]:
-    """The edges with an end in the frontier."""
-    return _fetch(*_touching("SELECT unnest(%s::bigint[])", [list(frontier)], scope), scope)
-
-
-def _edges_around(seeds: set[int], scope: Scope) -> list[Step]:
-    """In one statement, the edges with an end among the seeds or their neighbours: every edge the first
-    two hops can use."""
-    near_sql, near_params = _touching("SELECT unnest(%s::bigint[])", [list(seeds)], scope)
-    nodes_sql = (f"SELECT unnest(%s::bigint[]) UNION SELECT ends.id FROM ({near_sql}) n JOIN memory_edge x "
-                 "ON x.id = n.id CROSS JOIN LATERAL (VALUES (x.source_id), (x.target_id)) AS ends(id)")
-    return _fetch(*_touching(nodes_sql, [list(seeds), *near_params], scope), scope)
-
-
-class _EdgeCache:
-    """The scope's edges by memory, for the memories all of whose edges have been fetched."""
-
-    def __init__(self, scope: Scope) -> None:
-        self.scope = scope
-        self.by_memory: dict[int, list[Step]] = defaultdict(list)
-        self.covered: set[int] = set()
-        self.seen: set[int] = set()
-
-    def add(self, steps: list[Step], covered: set[int]) -> None:
-        for step in steps:
-            if step.edge_id not in self.seen:
-                self.seen.add(step.edge_id)
-                self.by_memory[step.source_id].append(step)
-                self.by_memory[step.target_id].append(step)
-        self.covered |= covered
-
-    def prefetch_two_hops(self, seeds: set[int]) -> None:
-        steps = _edges_around(seeds, self.scope)
-        neighbours = {end for step in steps if step.source_id in seeds or step.target_id in seeds
-                      for end in (step.source_id, step.target_id)}
-        self.add(steps, seeds | neighbours)
-
-    def touching(self, frontier: set[int]) -> list[Step]:
-        missing = frontier - self.covered
-        if missing:
-            self.add(_edges_touching(missing, self.scope), missing)
-        found = {step.edge_id: step for memory_id in frontier for step in self.by_memory.get(memory_id, ())}
-        return [found[edge_id] for edge_id in sorted(found)]
 
 
 def spread(seeds: list[Seed], config: RecallConfig, scope: Scope,
@@ -146,14 +87,11 @@ def spread(seeds: list[Seed], config: RecallConfig, scope: Scope,
     totals = {s.memory_id: s.activation for s in seeds}
     log = [Arrival(s.memory_id, 0, s.activation) for s in seeds]
     frontier = dict(totals)
-    edges = _EdgeCache(scope)
-    if config.max_hops >= 2 and frontier:
-        edges.prefetch_two_hops(set(frontier))  # one statement for the first two hops instead of two
     for hop in range(1, config.max_hops + 1):
         if not frontier:
             break
         incoming: dict[int, list[Arrival]] = defaultdict(list)
-        steps = edges.touching(set(frontier))
+        steps = _edges_touching(set(frontier), scope)
         fan_out: dict[int, int] = defaultdict(int)
         for step in steps:
             fan_out[step.source_id] += 1
