@@ -9,6 +9,10 @@ Chinese, with their task), the rest are English prose and agent-memory sentences
 half with a task. Every text is used once per run and each run has a fresh embedder, so its cache
 never answers for a new interaction. Stage times come from wrapping the pipeline's functions
 during the measured run (StageTimers); a cProfile of a few more interactions follows it.
+
+Then queue mode as deployed (`run_workers`, WORKER_RUNS): the same sessions are accepted with their
+jobs queued, and real worker processes drain the backlog, one with all cores for the model, then
+two with one model thread each.
 """
 
 from __future__ import annotations

@@ -72,7 +72,9 @@ def changes_deferred() -> Iterator[None]:
     """Collect the block's changes and append them in one statement when it ends without error.
 
     Use inside the transaction (the block must end before the commit); the changes' ids are set
-    at the block's end. Nested use joins the outer block.
+    at the block's end. Nested use joins the outer block. A change recorded inside a savepoint that
+    is then rolled back would still be appended, so record changes outside such savepoints (the
+    pipeline's only savepoint, creating an entity, records none).
     """
     if _pending.changes is not None:
         yield
