@@ -479,7 +479,7 @@ def _ingest_findings(runs: list[dict]) -> list[str]:
         "(everywhere)"
     lines = bullet(
         f"**The model**: {_stage(one, 'embedding model calls')} ms per interaction when each call brings one",
-        "interaction; with 10 per call the pipeline embeds them in one model call first (`embedding_cache_warm`),",
+        "interaction; with 10 per call the pipeline embeds them in one model call first (`pipeline._embed_ahead`),",
         f"{_stage(batched, 'embedding model calls')} ms per interaction. These texts are longer than the",
         "single-sentence embedding benchmark above (documentation sentences up to 300 characters), and on two",
         "cores batching gains less than the batch-of-64 throughput suggests.",

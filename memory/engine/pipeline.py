@@ -140,11 +140,11 @@ def interactions_process_batch(interaction_ids: list[int]) -> None:
     model call first. One BEGIN/COMMIT and one change-log append serve them all, and the project's
     change-log lock is held once. If anything fails, nothing of the batch is kept and each
     interaction is processed on its own, so one bad interaction cannot hold back the others."""
-    embedding_cache_warm(interaction_ids)
     if len(interaction_ids) > 1:
         try:
             with transaction.atomic(), changes_deferred():
                 locked = _locked(interaction_ids)
+                _embed_ahead([i.content for i in locked.values() if i.status in PROCESSABLE])
                 for interaction_id in interaction_ids:
                     _process(interaction_id, interaction=locked[interaction_id])
             return
@@ -174,11 +174,9 @@ def interaction_process_with_followers(*, interaction_id: int, followers: int) -
     return interaction
 
 
-def embedding_cache_warm(interaction_ids: list[int]) -> None:
+def _embed_ahead(contents: list[str]) -> None:
     """One batched embedder call for many texts: the model is several times faster per text in batches,
     and the pipeline's per-interaction embed_one() then hits the embedder's cache."""
-    contents = list(Interaction.objects.filter(pk__in=interaction_ids, status__in=PROCESSABLE)
-                    .values_list("content", flat=True))
     if len(contents) > 1:
         get_embedder().embed(contents)
 
