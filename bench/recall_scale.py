@@ -383,21 +383,21 @@ def recall_measure(project, queries: list[str], preset: str, k: int) -> dict:
 
 
 def _fragments(scope, space, text: str, vector, pool_size: int) -> dict:
-    from memory.engine.recall.seeds import entities_named, entity_fragment, lexical_fragment, vector_fragment
+    from memory.engine.recall.seeds import entity_fragment, lexical_fragment, vector_fragment
 
     return {
         "vector": vector_fragment(scope, space, vector, pool_size),
         "lexical": lexical_fragment(scope, text, pool_size),
-        "entities": entity_fragment(scope, entities_named(scope.project, text), pool_size),
+        "entities": entity_fragment(scope, text, pool_size),
     }
 
 
 def sources_measure(project, space, queries: list[str], vectors: list, pool_size: int) -> dict:
     """Each seed source alone (the vector precomputed), to see whether one grows with the project.
 
-    The entity source's time includes finding the entities the query names (its own statement).
+    The entity source's time includes finding the entities the query names (inside its statement).
     """
-    from memory.engine.recall.seeds import Scope, entities_named, entity_fragment, rankings
+    from memory.engine.recall.seeds import Scope, rankings
 
     scope = Scope(project, None, ("active",), False)
     out = {}
@@ -405,10 +405,7 @@ def sources_measure(project, space, queries: list[str], vectors: list, pool_size
         latencies = []
         for text, vector in zip(queries, vectors, strict=True):
             t0 = time.perf_counter()
-            if name == "entities":
-                rankings([entity_fragment(scope, entities_named(project, text), pool_size)])
-            else:
-                rankings([_fragments(scope, space, text, vector, pool_size)[name]])
+            rankings([_fragments(scope, space, text, vector, pool_size)[name]])
             latencies.append((time.perf_counter() - t0) * 1000)
         out[name] = {"p50_ms": round(percentile(latencies, 50), 2), "p95_ms": round(percentile(latencies, 95), 2)}
     return out

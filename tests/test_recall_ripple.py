@@ -129,9 +129,26 @@ def test_dependency_order_puts_causes_first_even_when_later_in_time(project, age
     assert "2. [" in tell(ordered, [edge]) and "because of #1" in tell(ordered, [edge])
 
 
-def test_entity_names_match_whole_words_only():
-    from memory.engine.recall.seeds import _whole_word
+def test_entity_seeds_match_names_as_whole_words(project, agent_session):
+    """An ASCII name must occur as a word ("use" is not in "because"), its other characters taken
+    literally ("c++", "a.b" is not "axb"); a CJK name, without word breaks, as a substring."""
+    from memory.engine.recall.seeds import Scope, entity_fragment, rankings
+    from memory.models import Entity, EntityMention
 
-    assert not _whole_word("use", "because of the price")
-    assert _whole_word("bund garden hotel", "why is the bund garden hotel full?")
-    assert _whole_word("杭州", "为什么杭州的酒店满房")
+    memories = _ingest(agent_session, [f"Note number {i} about the trip" for i in range(6)])
+    names = ["use", "bund garden hotel", "杭州", "c++", "a.b", "x"]
+    for memory, name in zip(memories, names, strict=True):
+        entity = Entity.objects.create(project=project, name=name, normalized_name=name)
+        EntityMention.objects.create(memory=memory, entity=entity, surface=name)
+    by_name = dict(zip(names, (m.pk for m in memories), strict=True))
+    scope = Scope(project, None, ("active",), False)
+
+    def named(text: str) -> set[str]:
+        order, _ = rankings([entity_fragment(scope, text, 30)])
+        return {name for name, memory_id in by_name.items() if memory_id in order["entities"]}
+
+    assert named("because of the price") == set()
+    assert named("Why is the Bund Garden Hotel full? We use C++ here") == {"bund garden hotel", "use", "c++"}
+    assert named("为什么杭州的酒店满房") == {"杭州"}
+    assert named("axb and abc++") == set()
+    assert named("see a.b, then x") == {"a.b"}  # one-letter names are never matched

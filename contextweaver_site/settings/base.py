@@ -69,19 +69,32 @@ TEMPLATES = [
 ]
 
 # --- Database: PostgreSQL + pgvector is the only system of record -------------------------
+# Statements run often on a connection are prepared (parsed and planned once) after this many runs;
+# "off" for a connection pooler that cannot keep prepared statements (PgBouncer < 1.21 in
+# transaction mode). contextweaver_site/db/base.py says which statements are never prepared.
+_prepare_threshold = env_str("CW_DB_PREPARE_THRESHOLD", "5")
+DATABASE_OPTIONS = {
+    "server_side_binding": True,
+    "prepare_threshold": None if _prepare_threshold.strip().lower() in ("off", "") else
+    env_int("CW_DB_PREPARE_THRESHOLD", 5),
+}
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True,
+                                                  engine="contextweaver_site.db")}
+    DATABASES["default"]["OPTIONS"] = {**DATABASE_OPTIONS, **DATABASES["default"].get("OPTIONS", {})}
 else:
     # Embedded: pgserver's PostgreSQL over a unix socket in the data dir, started on first use.
     DATABASES = {
         "default": {
             "ENGINE": "contextweaver_site.db",
+            "EMBEDDED": True,
             "NAME": env_str("CW_DB_NAME", embedded_server.DEFAULT_DATABASE),
             "USER": embedded_server.SUPERUSER,
             "HOST": str(embedded_server.socket_dir()),
             "CONN_MAX_AGE": 60,
             "CONN_HEALTH_CHECKS": True,
+            "OPTIONS": DATABASE_OPTIONS,
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

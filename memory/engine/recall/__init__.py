@@ -29,7 +29,6 @@ from .seeds import (
     RankedRow,
     Scope,
     Seed,
-    entities_named,
     entity_fragment,
     fuse,
     lexical_fragment,
@@ -125,7 +124,7 @@ def _seeds(scope: Scope, text: str, config: RecallConfig, clock: _Clock) -> tupl
     if config.use_lexical:
         fragments.append(lexical_fragment(scope, text, config.candidate_pool))
     if config.use_dimensions:
-        fragments.append(entity_fragment(scope, entities_named(scope.project, text), config.candidate_pool))
+        fragments.append(entity_fragment(scope, text, config.candidate_pool))
     order, columns = rankings(fragments)  # a source with nothing to search for is None: skipped there
     if config.use_vector and scope.session_id is None and len(order["vector"]) < config.candidate_pool:
         exact, more = rankings([vector_fragment(scope, space, vector, config.candidate_pool, exact=True)])

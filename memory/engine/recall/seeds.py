@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 
+from contextweaver_site.db import PLANNED_PER_CALL
+
 from ...conf import memory_settings
-from ...models import EmbeddingSpace, Project
+from ...models import EmbeddingSpace, Entity, EntityMention, Project
 from ...providers.base import Vector
 from ..extraction import segment
 from ..vector_index import search_statement
@@ -98,31 +100,34 @@ def lexical_fragment(scope: Scope, text: str, limit: int) -> Fragment | None:
     return Fragment("lexical", sql, [raw, *params, limit], limit)
 
 
-def entities_named(project: Project, text: str) -> list[int]:
-    """Entities of the project whose name occurs in the text as a whole word (CJK: as a substring)."""
+# Entities of the project named in the (casefolded) text: ASCII names as whole words ("use" is not
+# in "because"), other names (CJK has no word breaks) as substrings. strpos() picks the few
+# candidates cheaply; the regex, with the name's non-word characters escaped, confirms the word.
+NAMED_ENTITIES = (
+    f"SELECT id FROM {Entity._meta.db_table} WHERE project_id = %s AND length(normalized_name) >= 2 "
+    "AND strpos(%s, normalized_name) > 0 AND (octet_length(normalized_name) > char_length(normalized_name) "
+    r"OR %s ~ ('(^|\W)' || regexp_replace(normalized_name, '(\W)', '\\\1', 'g') || '(\W|$)')) "
+    "ORDER BY id LIMIT %s"
+)
+
+
+def entity_fragment(scope: Scope, text: str, limit: int) -> Fragment:
+    """Memories mentioning the entities named in the text: those naming more of them first, then newest.
+
+    The mentions are counted before any memory row is read, so only the memories that make the
+    limit are looked up (rather than every memory the entities' newest mentions point at).
+    """
     lowered = text.casefold()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT id, normalized_name FROM memory_entity WHERE project_id = %s AND length(normalized_name) >= 2 "
-            "AND strpos(%s, normalized_name) > 0 ORDER BY id LIMIT %s",
-            [project.pk, lowered, NAMED_ENTITIES_LIMIT],
-        )
-        rows = cursor.fetchall()
-    return [entity_id for entity_id, name in rows if _whole_word(name, lowered)]
-
-
-def entity_fragment(scope: Scope, entity_ids: list[int], limit: int) -> Fragment | None:
-    """Memories mentioning the named entities: those naming more of them first, then newest."""
-    if not entity_ids:
-        return None
     where, params = scope.condition("m")
     sql = (
-        "SELECT x.memory_id AS id FROM unnest(%s::bigint[]) AS ent(id) CROSS JOIN LATERAL ("
-        "SELECT memory_id FROM memory_entitymention WHERE entity_id = ent.id ORDER BY memory_id DESC LIMIT %s) x "
-        f"JOIN memory_memory m ON m.id = x.memory_id WHERE {where} "
-        "GROUP BY x.memory_id ORDER BY count(*) DESC, x.memory_id DESC LIMIT %s"
+        "SELECT x.memory_id AS id FROM (SELECT mention.memory_id, count(*) AS named "
+        f"FROM ({NAMED_ENTITIES}) ent CROSS JOIN LATERAL (SELECT memory_id FROM {EntityMention._meta.db_table} "
+        "WHERE entity_id = ent.id ORDER BY memory_id DESC LIMIT %s) mention "
+        "GROUP BY mention.memory_id ORDER BY named DESC, mention.memory_id DESC) x "
+        f"JOIN memory_memory m ON m.id = x.memory_id WHERE {where} ORDER BY x.named DESC, x.memory_id DESC LIMIT %s"
     )
-    return Fragment("entities", sql, [entity_ids, MENTIONS_PER_ENTITY, *params, limit], limit)
+    return Fragment("entities", sql, [scope.project.pk, lowered, lowered, NAMED_ENTITIES_LIMIT,
+                                      MENTIONS_PER_ENTITY, *params, limit], limit)
 
 
 def rankings(fragments: list[Fragment | None]) -> tuple[dict[str, list[int]], dict[int, RankedRow]]:
@@ -135,7 +140,8 @@ def rankings(fragments: list[Fragment | None]) -> tuple[dict[str, list[int]], di
     for fragment in fragments:
         parts.append(f"SELECT %s AS source, s.id, row_number() OVER () AS r FROM ({fragment.sql}) s")
         params += [fragment.source, *fragment.params]
-    sql = (f"SELECT u.source, u.id, u.r, extract(epoch FROM m.occurred_at)::float8, m.importance "
+    # Planned per call: a generic plan cannot know how many rows the full-text query matches.
+    sql = (f"{PLANNED_PER_CALL}SELECT u.source, u.id, u.r, extract(epoch FROM m.occurred_at)::float8, m.importance "
            f"FROM ({' UNION ALL '.join(parts)}) u "
            "JOIN memory_memory m ON m.id = u.id ORDER BY u.source, u.r")
     rows = _fetch(sql, params, hnsw_candidates=max((f.limit for f in fragments if f.source == "vector"), default=0))
@@ -156,13 +162,6 @@ def _fetch(sql: str, params: list, *, hnsw_candidates: int) -> list[tuple]:
         cursor.execute(f"SET LOCAL hnsw.ef_search = {int(hnsw_candidates)}")
         cursor.execute(sql, params)
         return cursor.fetchall()
-
-
-def _whole_word(name: str, text: str) -> bool:
-    """ASCII names must match as words ("use" is not in "because"); CJK names have no word breaks."""
-    if not name.isascii():
-        return True
-    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text) is not None
 
 
 def fuse(rankings: dict[str, list[int]], config: RecallConfig) -> list[Seed]:
