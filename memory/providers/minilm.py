@@ -15,6 +15,10 @@ from .base import Embedder, Vector
 class MiniLMEmbedder(Embedder):
     dimensions = 384
     space_name = "all-MiniLM-L6-v2"
+    # The model sorts a call's texts by length and runs them this many at a time. Every text of a
+    # batch is padded to its longest, so small batches compute less padding: on the ingest
+    # benchmark's texts 8 at a time took 14.5 ms per text at one thread, 16 took 20 and 64 took 24.
+    MODEL_BATCH = 8
 
     def __init__(self, *, threads: int = 0, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -41,6 +45,7 @@ class MiniLMEmbedder(Embedder):
 
     def _embed_batch(self, texts: list[str]) -> list[Vector]:
         vectors = self._load().encode(
-            texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+            texts, batch_size=min(self.batch_size, self.MODEL_BATCH), normalize_embeddings=True,
+            show_progress_bar=False,
         )
         return [v.tolist() for v in vectors]
