@@ -20,6 +20,8 @@ DEFAULTS: dict[str, Any] = {
     # threads for the local model (0: the library's default, all cores). With several workers on few
     # cores, 1 each keeps them from fighting over the cores (docs/benchmarks.md, ingest)
     "EMBED_THREADS": 0,
+    # the local model's arithmetic: "auto" (bf16 on CPUs with bfloat16 instructions, else fp32), "bf16", "fp32"
+    "EMBED_PRECISION": "auto",
     # agent API limits
     "MAX_CONTENT_BYTES": 32 * 1024,
     "MAX_BATCH": 100,

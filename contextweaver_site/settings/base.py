@@ -182,6 +182,7 @@ MEMORY = {
     "INGEST_MODE": env_str("CW_INGEST_MODE", "queue"),
     "HNSW_EF_SEARCH": env_int("CW_HNSW_EF_SEARCH", 100),
     "EMBED_THREADS": env_int("CW_EMBED_THREADS", 0),
+    "EMBED_PRECISION": env_str("CW_EMBED_PRECISION", "auto"),
 }
 NEO4J_URI = env_str("NEO4J_URI")
 

@@ -36,7 +36,7 @@ def get_embedder() -> Embedder:
         "batch_size": memory_settings.EMBED_BATCH_SIZE, "cache_size": memory_settings.EMBED_CACHE_SIZE,
     }
     if name == "minilm":
-        kwargs.update(threads=memory_settings.EMBED_THREADS)
+        kwargs.update(threads=memory_settings.EMBED_THREADS, precision=memory_settings.EMBED_PRECISION)
     if name == "openai":
         kwargs.update(model=memory_settings.OPENAI_EMBEDDING_MODEL, timeout=memory_settings.LLM_TIMEOUT,
                       max_retries=memory_settings.LLM_MAX_RETRIES)
