@@ -32,8 +32,9 @@ class Arrival:
 
 
 class Step(NamedTuple):
-    """An edge touching the frontier, and for each end whether the scope lets it take part, with the
-    end's ranking columns (epoch seconds of occurred_at, importance)."""
+    """An edge touching the frontier, and its far end (the target if the source is in the frontier,
+    else the source): whether the scope lets it take part, and its ranking columns (epoch seconds of
+    occurred_at, importance). The near end is in the frontier, so it is in scope and known already."""
 
     edge_id: int
     source_id: int
@@ -42,35 +43,27 @@ class Step(NamedTuple):
     weight: float
     confidence: float
     status: str
-    source_ok: bool
-    source_at: float
-    source_importance: float
-    target_ok: bool
-    target_at: float
-    target_importance: float
+    far_ok: bool
+    far_at: float
+    far_importance: float
 
-    def end(self, memory_id: int) -> RankedRow | None:
-        """The ranking columns of one end, or None if it is out of scope."""
-        if memory_id == self.source_id:
-            return RankedRow(memory_id, self.source_at, self.source_importance) if self.source_ok else None
-        return RankedRow(memory_id, self.target_at, self.target_importance) if self.target_ok else None
+    def far(self, frontier: dict[int, float]) -> int:
+        return self.target_id if self.source_id in frontier else self.source_id
 
 
 def _edges_touching(frontier: set[int], scope: Scope) -> list[Step]:
-    """One statement per hop: the edges and, for both ends, whether the scope allows them."""
+    """One statement per hop: the edges, with each one's far end (only that end's row is read)."""
     ids = list(frontier)
-    source_ok, source_params = scope.condition("ms")
-    target_ok, target_params = scope.condition("mt")
+    far_ok, far_params = scope.condition("m")
     session = "AND e.session_id = %s" if scope.session_id is not None else ""
     sql = (
         f"SELECT e.id, e.source_id, e.target_id, e.relation, e.weight, e.confidence, e.status, "
-        f"({source_ok}), extract(epoch FROM ms.occurred_at)::float8, ms.importance, "
-        f"({target_ok}), extract(epoch FROM mt.occurred_at)::float8, mt.importance "
-        f"FROM memory_edge e JOIN memory_memory ms ON ms.id = e.source_id JOIN memory_memory mt ON mt.id = e.target_id "
+        f"({far_ok}), extract(epoch FROM m.occurred_at)::float8, m.importance FROM memory_edge e "
+        "JOIN memory_memory m ON m.id = CASE WHEN e.source_id = ANY(%s) THEN e.target_id ELSE e.source_id END "
         f"WHERE (e.source_id = ANY(%s) OR e.target_id = ANY(%s)) AND e.project_id = %s {session} "
         f"AND e.status <> %s ORDER BY e.id"
     )
-    params = [*source_params, *target_params, ids, ids, scope.project.pk]
+    params = [*far_params, ids, ids, ids, scope.project.pk]
     params += [scope.session_id] if scope.session_id is not None else []
     params.append(EdgeStatus.REJECTED)
     with connection.cursor() as cursor:
@@ -97,18 +90,18 @@ def spread(seeds: list[Seed], config: RecallConfig, scope: Scope,
             fan_out[step.source_id] += 1
             fan_out[step.target_id] += 1
         for step in steps:
-            for here, there, allowed in ((step.source_id, step.target_id, step.target_ok),
-                                         (step.target_id, step.source_id, step.source_ok)):
-                if not allowed or here not in frontier or there in totals:
-                    continue
-                approved = step.status == EdgeStatus.APPROVED
-                passed = frontier[here] * step.weight * config.relation_weights.get(step.relation, 0.0)
-                passed *= (config.approved_boost if approved else step.confidence) * config.decay**hop
-                passed /= max(fan_out[here], 1) ** 0.5 if config.fan_normalise else 1.0
-                if passed >= config.min_activation:
-                    incoming[there].append(Arrival(there, hop, passed, here, step.edge_id, step.relation))
-                    if there not in columns:
-                        columns[there] = step.end(there)
+            there = step.far(frontier)
+            if not step.far_ok or there in totals:  # also skips an edge with both ends in the frontier
+                continue
+            here = step.source_id if there == step.target_id else step.target_id
+            approved = step.status == EdgeStatus.APPROVED
+            passed = frontier[here] * step.weight * config.relation_weights.get(step.relation, 0.0)
+            passed *= (config.approved_boost if approved else step.confidence) * config.decay**hop
+            passed /= max(fan_out[here], 1) ** 0.5 if config.fan_normalise else 1.0
+            if passed >= config.min_activation:
+                incoming[there].append(Arrival(there, hop, passed, here, step.edge_id, step.relation))
+                if there not in columns:
+                    columns[there] = RankedRow(there, step.far_at, step.far_importance)
         frontier = {}
         for memory_id, arrivals in incoming.items():
             values = [a.activation for a in arrivals]
