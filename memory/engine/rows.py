@@ -1,10 +1,19 @@
-"""Column lists for the raw statements of the hot paths (recall, the write path).
+"""Column lists for the raw statements of the hot paths (recall, the write path), and model
+instances from plain cursor rows.
 
 There, building a queryset cost more than running it: `Model.objects.raw()` with these columns
-gives the same model instances (field converters applied) without the query compiler.
+gives the same model instances (field converters applied) without the query compiler, and
+`RowReader` does the same for rows that hold the columns of several models (a join), at a
+fraction of raw()'s set-up cost per statement.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import connection
+from django.db.models import Field, Model
 
 from ..models import Memory
 
@@ -15,3 +24,33 @@ def memory_columns(alias: str = "") -> str:
     """Every column of memory_memory but the search-only ones, optionally qualified by a table alias."""
     prefix = f"{alias}." if alias else ""
     return ", ".join(f"{prefix}{f.column}" for f in Memory._meta.concrete_fields if f.name not in SEARCH_ONLY)
+
+
+class RowReader:
+    """Builds instances of one model from a slice of cursor rows, as the ORM would (`from_db`, with
+    the fields' database converters, e.g. JSON parsing)."""
+
+    def __init__(self, model: type[Model], fields: Sequence[Field], start: int = 0) -> None:
+        self.model, self.fields, self.start, self.stop = model, list(fields), start, start + len(fields)
+        self.names = [f.attname for f in fields]
+        self.converters = []
+        for index, field in enumerate(fields):
+            column = field.get_col(model._meta.db_table)
+            found = column.get_db_converters(connection) + connection.ops.get_db_converters(column)
+            if found:
+                self.converters.append((index, column, found))
+
+    @classmethod
+    def for_columns(cls, model: type[Model], start: int = 0, skip: Sequence[str] = ()) -> RowReader:
+        return cls(model, [f for f in model._meta.concrete_fields if f.name not in skip], start)
+
+    def columns(self, alias: str) -> str:
+        """The SELECT list for this reader's fields, qualified by a table alias."""
+        return ", ".join(f"{alias}.{f.column}" for f in self.fields)
+
+    def instance(self, row: Sequence[Any]) -> Model:
+        values = list(row[self.start:self.stop])
+        for index, column, converters in self.converters:
+            for converter in converters:
+                values[index] = converter(values[index], column, connection)
+        return self.model.from_db(connection.alias, self.names, values)

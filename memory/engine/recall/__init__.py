@@ -7,18 +7,19 @@ Presets (config.py): `vector` (kNN only), `hybrid` (vector + full-text + entitie
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from ...models import AgentSession, Edge, Interaction, Memory, Project, RecallTrace
 from ...providers import get_embedder
 from ..changelog import change_record
-from ..rows import memory_columns
+from ..rows import SEARCH_ONLY, RowReader
 from ..vector_index import cached_space_for
 from .config import RECALL_PRESETS, RecallConfig, config_for
 from .narrate import narrate
@@ -137,24 +138,36 @@ def _seeds(scope: Scope, text: str, config: RecallConfig, clock: _Clock) -> tupl
 def _load_with_provenance(memory_ids: list[int]) -> dict[int, Memory]:
     """Full rows and their source interactions, for the memories that made the cut only.
 
-    Two raw statements rather than a queryset and its prefetch: on the recall path the ORM's query
-    building cost more than the queries themselves.
+    One plain statement (a memory's row once per source) read with RowReader: on the recall path a
+    queryset and its prefetch, or two raw() statements, cost more than the query itself.
     """
     if not memory_ids:
         return {}
-    found = {m.pk: m for m in Memory.objects.raw(f"SELECT {memory_columns()} FROM {Memory._meta.db_table} "
-                                                 "WHERE id = ANY(%s)", [memory_ids])}
-    through = Memory.sources.through._meta.db_table
-    sources: dict[int, list[Interaction]] = {memory_id: [] for memory_id in found}
-    for interaction in Interaction.objects.raw(
-        f"SELECT i.*, s.memory_id AS provenance_of FROM {Interaction._meta.db_table} i "
-        f"JOIN {through} s ON s.interaction_id = i.id WHERE s.memory_id = ANY(%s) ORDER BY i.occurred_at, i.id",
-        [list(found)],
-    ):
-        sources[interaction.provenance_of].append(interaction)
+    memories, interactions = _provenance_readers()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {memories.columns('m')}, {interactions.columns('i')} FROM {Memory._meta.db_table} m "
+            f"LEFT JOIN {Memory.sources.through._meta.db_table} s ON s.memory_id = m.id "
+            f"LEFT JOIN {Interaction._meta.db_table} i ON i.id = s.interaction_id "
+            "WHERE m.id = ANY(%s) ORDER BY m.id, i.occurred_at, i.id", [memory_ids])
+        rows = cursor.fetchall()
+    found: dict[int, Memory] = {}
+    sources: dict[int, list[Interaction]] = {}
+    for row in rows:
+        memory_id = row[0]
+        if memory_id not in found:
+            found[memory_id], sources[memory_id] = memories.instance(row), []
+        if row[interactions.start] is not None:
+            sources[memory_id].append(interactions.instance(row))
     for memory_id, memory in found.items():
         _prefetched(memory, "sources", sources[memory_id])
     return {memory_id: found[memory_id] for memory_id in memory_ids if memory_id in found}
+
+
+@functools.cache
+def _provenance_readers() -> tuple[RowReader, RowReader]:
+    memories = RowReader.for_columns(Memory, skip=SEARCH_ONLY)
+    return memories, RowReader.for_columns(Interaction, start=memories.stop)
 
 
 def _prefetched(instance: Memory, name: str, related: list) -> None:
