@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import heapq
 import re
 
+from django.db import connection
+
 from ...models import Edge, EdgeStatus, Memory, Relation
+from ..rows import RowReader
 
 # Relations that order parent before child in the told context.
 ORDERING = {Relation.CAUSAL, Relation.CONDITIONAL, Relation.TEMPORAL, Relation.ELABORATES, Relation.PART_OF,
@@ -23,13 +27,20 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def subgraph_edges(memory_ids: list[int]) -> list[Edge]:
-    """The edges among these memories, rejected ones left out (raw: cheaper than building the query)."""
+    """The edges among these memories, rejected ones left out (a plain statement: cheaper than a query)."""
     ids = sorted(set(memory_ids))
     if not ids:
         return []
-    return list(Edge.objects.raw(f"SELECT * FROM {Edge._meta.db_table} WHERE source_id = ANY(%s) "
-                                 "AND target_id = ANY(%s) AND status <> %s ORDER BY id",
-                                 [ids, ids, EdgeStatus.REJECTED]))
+    edges = _edge_reader()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {edges.columns('e')} FROM {Edge._meta.db_table} e WHERE e.source_id = ANY(%s) "
+                       "AND e.target_id = ANY(%s) AND e.status <> %s ORDER BY e.id", [ids, ids, EdgeStatus.REJECTED])
+        return [edges.instance(row) for row in cursor.fetchall()]
+
+
+@functools.cache
+def _edge_reader() -> RowReader:
+    return RowReader.for_columns(Edge)
 
 
 def dependency_order(memories: list[Memory], edges: list[Edge]) -> list[Memory]:
