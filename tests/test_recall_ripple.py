@@ -152,3 +152,23 @@ def test_entity_seeds_match_names_as_whole_words(project, agent_session):
     assert named("为什么杭州的酒店满房") == {"杭州"}
     assert named("axb and abc++") == set()
     assert named("see a.b, then x") == {"a.b"}  # one-letter names are never matched
+
+
+def test_recall_answers_the_same_once_its_statements_are_prepared(project, chain):
+    """psycopg prepares a statement after 5 runs on a connection and PostgreSQL may then reuse a generic
+    plan: the answers must not change, whichever query text comes in between."""
+    from django.db import connection
+
+    queries = ["why did the hotel say sold out", "October dates for Shanghai", "marketing report"]
+
+    def answers() -> list[list[int]]:
+        return [[i.memory.pk for i in memory_recall(project=project, query=RecallQuery(q, k=3), actor="t").items]
+                for q in queries]
+
+    first = answers()
+    for _ in range(6):
+        assert answers() == first
+    connection.ensure_connection()
+    assert connection.connection.prepare_threshold == 5
+    prepared = connection.connection.execute("SELECT count(*) FROM pg_prepared_statements").fetchone()[0]
+    assert prepared >= 4  # seeds, both ripple hops, the top k with their sources, …

@@ -71,7 +71,7 @@ TEMPLATES = [
 # --- Database: PostgreSQL + pgvector is the only system of record -------------------------
 # Statements run often on a connection are prepared (parsed and planned once) after this many runs;
 # "off" for a connection pooler that cannot keep prepared statements (PgBouncer < 1.21 in
-# transaction mode). contextweaver_site/db/base.py says which statements are never prepared.
+# transaction mode). See contextweaver_site/db/base.py.
 _prepare_threshold = env_str("CW_DB_PREPARE_THRESHOLD", "5")
 DATABASE_OPTIONS = {
     "server_side_binding": True,

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 
-from contextweaver_site.db import PLANNED_PER_CALL
-
 from ...conf import memory_settings
 from ...models import EmbeddingSpace, Entity, EntityMention, Project
 from ...providers.base import Vector
@@ -38,8 +36,10 @@ class Scope:
     include_sensitive: bool
 
     def condition(self, alias: str = "m") -> tuple[str, list]:
-        parts = [f"{alias}.project_id = %s", f"{alias}.status = ANY(%s)"]
-        params: list = [self.project.pk, list(self.statuses)]
+        """The project id is written into the SQL, not passed: a prepared statement's generic plan then
+        knows the project holds most rows and never intersects the full-text matches with them."""
+        parts = [f"{alias}.project_id = {int(self.project.pk)}", f"{alias}.status = ANY(%s)"]
+        params: list = [list(self.statuses)]
         if self.session_id is not None:
             parts.append(f"{alias}.session_id = %s")
             params.append(self.session_id)
@@ -140,8 +140,7 @@ def rankings(fragments: list[Fragment | None]) -> tuple[dict[str, list[int]], di
     for fragment in fragments:
         parts.append(f"SELECT %s AS source, s.id, row_number() OVER () AS r FROM ({fragment.sql}) s")
         params += [fragment.source, *fragment.params]
-    # Planned per call: a generic plan cannot know how many rows the full-text query matches.
-    sql = (f"{PLANNED_PER_CALL}SELECT u.source, u.id, u.r, extract(epoch FROM m.occurred_at)::float8, m.importance "
+    sql = (f"SELECT u.source, u.id, u.r, extract(epoch FROM m.occurred_at)::float8, m.importance "
            f"FROM ({' UNION ALL '.join(parts)}) u "
            "JOIN memory_memory m ON m.id = u.id ORDER BY u.source, u.r")
     rows = _fetch(sql, params, hnsw_candidates=max((f.limit for f in fragments if f.source == "vector"), default=0))
