@@ -336,7 +336,10 @@ def _recall(rec: dict, note: str) -> list[str]:
         lines += bullet(
             "**Seeds are one statement.** The vector kNN (HNSW, `hnsw.ef_search` set once per connection, so no",
             "transaction of its own), the full-text match and the entity mentions are fragments of one `UNION ALL`",
-            "statement that also returns the two columns ranking needs (occurred_at, importance).",
+            "statement that also returns the two columns ranking needs (occurred_at, importance). Like every",
+            "statement run often, it is prepared (server-side binding, `CW_DB_PREPARE_THRESHOLD`), so PostgreSQL",
+            "plans it once per connection; the project id is written into it, so the reused generic plan is the",
+            "one a custom plan would pick.",
             f"Over {diag['queries']} of the queries that statement took p50 {diag['seeds_p50_ms']} ms, p95",
             f"{diag['seeds_p95_ms']} ms.",
         )
@@ -349,14 +352,15 @@ def _recall(rec: dict, note: str) -> list[str]:
             f"{diag['lexical_matches_p50']:,} memories at the median ({diag['lexical_matches_p95']:,} at p95).",
         )
         lines += bullet(
-            "**Entity seeds** read at most the 200 newest mentions of each named entity from an",
-            "`(entity_id, memory_id)` index; names match as whole words.",
+            "**Entity seeds** find the named entities in the same statement (whole words), count at most the 200",
+            "newest mentions of each from an `(entity_id, memory_id)` index, and read only the memory rows that",
+            "make the limit.",
         )
         lines += bullet(
-            "**Ripple** is one statement per hop (the edges touching the frontier, each end's scope check and",
-            "ranking columns joined in); ranking works on those columns, and only the top k memories are loaded",
-            "as full rows, with their source interactions and the edges among them (three raw statements: the",
-            "query compiler cost more than the queries).",
+            "**Ripple** is one statement per hop (the edges touching the frontier, with the far end's scope check",
+            "and ranking columns joined in); ranking works on those columns, and only the top k memories are",
+            "loaded as full rows, with their source interactions (one statement) and the edges among them (one",
+            "more), read from plain cursors into model instances: the query compiler cost more than the queries.",
         )
         lines.append("")
         for kind, item in diag.get("plans", {}).items():
@@ -437,7 +441,7 @@ def _ingest(ing: dict, note: str) -> list[str]:
         *[f"| `{c['function']}` | {c['own_ms_per_interaction']} | {c['calls_per_interaction']} |"
           for c in one["cprofile"][:10]],
         "",
-        *_ingest_findings(runs),
+        *_ingest_findings(runs, best >= INGEST_TARGET_PER_S),
     ]
     return lines
 
@@ -470,7 +474,7 @@ def _stage(run: dict, label: str, key: str = "ms_per_interaction") -> float:
     return next((row[key] for row in run["stages"] if row["stage"].strip() == label), 0.0)
 
 
-def _ingest_findings(runs: list[dict]) -> list[str]:
+def _ingest_findings(runs: list[dict], met: bool) -> list[str]:
     by = {(r["embedder"], r["batch"]): r for r in runs}
     one, hashing, batched = by.get(("minilm", 1)), by.get(("hashing", 1)), by.get(("minilm", 10))
     if not (one and hashing and batched):
@@ -481,8 +485,10 @@ def _ingest_findings(runs: list[dict]) -> list[str]:
         f"**The model**: {_stage(one, 'embedding model calls')} ms per interaction when each call brings one",
         "interaction; with 10 per call the pipeline embeds them in one model call first (`pipeline._embed_ahead`),",
         f"{_stage(batched, 'embedding model calls')} ms per interaction. These texts are longer than the",
-        "single-sentence embedding benchmark above (documentation sentences up to 300 characters), and on two",
-        "cores batching gains less than the batch-of-64 throughput suggests.",
+        "single-sentence embedding benchmark above (documentation sentences up to 300 characters). The model",
+        "runs a call's texts 8 at a time, sorted by length (every text of a batch is padded to its longest), and",
+        "on this CPU (AMX) in bfloat16 (`CW_EMBED_PRECISION=auto`): 2–2.5× faster than float32 in batches, with",
+        "vectors within cosine 0.9998 of the float32 ones.",
     )
     lines += bullet(
         f"**Everything else** costs {round(1000 / hashing['per_s'], 1)} ms per interaction even with a free",
@@ -503,10 +509,10 @@ def _ingest_findings(runs: list[dict]) -> list[str]:
         "configuration vary by ±20% on this machine.",
     )
     lines += bullet(
-        "**Still to do for 50/s**: the remaining cost is per-interaction ORM work (about 12 statements, each",
-        "built by the query compiler): a set-based batch (every memory, vector, mention and edge of a batch",
-        "inserted with one statement each, the candidates of all its interactions in one query) would remove",
-        "most of it.",
+        f"**{'Next' if met else 'Still to do for 50/s'}**: most of the remaining cost is per-interaction ORM work",
+        "(about 12 statements, each built by the query compiler): a set-based batch (every memory, vector,",
+        "mention and edge of a batch inserted with one statement each, the candidates of all its interactions in",
+        "one query) would remove most of it.",
     )
     return lines + [""]
 
