@@ -88,7 +88,7 @@ def index_drop(space: EmbeddingSpace) -> None:
 
 
 def vector_literal(vector: Sequence[float]) -> str:
-    return "[" + ",".join(f"{v:.7g}" for v in vector) + "]"
+    return "[" + ",".join(map("{:.7g}".format, vector)) + "]"
 
 
 @dataclass(frozen=True)
