@@ -131,9 +131,14 @@ def bulk_load(space: EmbeddingSpace, rows: Iterable[EmbeddingRow]) -> int:
 def search_statement(
     *, space: EmbeddingSpace, vector: Vector, k: int, project_id: int, session_id: int | None = None,
     statuses: Sequence[str] = ("active",), exclude_sensitive: bool = False, exact: bool = False,
+    memory_columns: str = "",
 ) -> tuple[str, list]:
-    """SQL and parameters of a kNN search: HNSW for a project, exact within one session (or when asked)."""
+    """SQL and parameters of a kNN search: HNSW for a project, exact within one session (or when asked).
+
+    Rows are (memory_id, distance), then `memory_columns`: more columns of the memory row `m`.
+    """
     dims, space_id = int(space.dimensions), int(space.pk)
+    extra = f", {memory_columns}" if memory_columns else ""
     query_vec = f"%s::vector({dims})"
     filters = ["m.status = ANY(%s)"] + (["NOT m.sensitive"] if exclude_sensitive else [])
     if session_id is not None or exact:
@@ -141,7 +146,7 @@ def search_statement(
         distance = f"cosine_distance(e.vector::vector({dims}), {query_vec})"
         owner, owner_id = ("session_id", session_id) if session_id is not None else ("project_id", project_id)
         sql = (
-            f"SELECT e.memory_id, {distance} AS d FROM {TABLE} e JOIN memory_memory m ON m.id = e.memory_id "
+            f"SELECT e.memory_id, {distance} AS d{extra} FROM {TABLE} e JOIN memory_memory m ON m.id = e.memory_id "
             f"WHERE e.space_id = {space_id} AND e.{owner} = %s AND {' AND '.join(filters)} "
             f"ORDER BY d LIMIT %s"
         )
@@ -150,7 +155,7 @@ def search_statement(
     # so the planner always walks HNSW; memory filters apply to its candidates afterwards.
     candidates = max(int(memory_settings.HNSW_EF_SEARCH), k)
     sql = (
-        f"SELECT c.memory_id, c.d FROM (SELECT e.memory_id, (e.vector::vector({dims})) <=> {query_vec} AS d "
+        f"SELECT c.memory_id, c.d{extra} FROM (SELECT e.memory_id, (e.vector::vector({dims})) <=> {query_vec} AS d "
         f"FROM {TABLE} e WHERE e.space_id = {space_id} AND e.project_id = %s ORDER BY d LIMIT {candidates}) c "
         f"JOIN memory_memory m ON m.id = c.memory_id WHERE {' AND '.join(filters)} ORDER BY c.d LIMIT %s"
     )

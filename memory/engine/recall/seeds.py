@@ -55,9 +55,14 @@ class Seed:
     ranks: dict[str, int] = field(default_factory=dict)  # source -> 1-based rank
 
 
+# What ranking needs of each seed (RankedRow), selected by every fragment from its memory row `m`.
+RANKING_COLUMNS = "extract(epoch FROM m.occurred_at)::float8 AS at, m.importance"
+
+
 @dataclass(frozen=True)
 class Fragment:
-    """One seed source: SQL selecting `id` in the source's order, at most `limit` rows."""
+    """One seed source: SQL selecting `id` and the RANKING_COLUMNS in the source's order, at most
+    `limit` rows."""
 
     source: str
     sql: str
@@ -79,8 +84,9 @@ def vector_fragment(scope: Scope, space: EmbeddingSpace, vector: Vector, limit: 
                     exact: bool = False) -> Fragment:
     sql, params = search_statement(space=space, vector=vector, k=limit, project_id=scope.project.pk,
                                    session_id=scope.session_id, statuses=scope.statuses,
-                                   exclude_sensitive=not scope.include_sensitive, exact=exact)
-    return Fragment("vector", f"SELECT memory_id AS id FROM ({sql}) v", params, limit)
+                                   exclude_sensitive=not scope.include_sensitive, exact=exact,
+                                   memory_columns=RANKING_COLUMNS)
+    return Fragment("vector", f"SELECT memory_id AS id, at, importance FROM ({sql}) v", params, limit)
 
 
 def lexical_query(text: str) -> str | None:
@@ -95,7 +101,8 @@ def lexical_fragment(scope: Scope, text: str, limit: int) -> Fragment | None:
     if raw is None:
         return None
     where, params = scope.condition("m")
-    sql = (f"SELECT m.id FROM memory_memory m, to_tsquery('simple', %s) q WHERE m.search_vector @@ q AND {where} "
+    sql = (f"SELECT m.id, {RANKING_COLUMNS} FROM memory_memory m, to_tsquery('simple', %s) q "
+           f"WHERE m.search_vector @@ q AND {where} "
            f"ORDER BY ts_rank(m.search_vector, q) DESC, m.importance DESC, m.id LIMIT %s")
     return Fragment("lexical", sql, [raw, *params, limit], limit)
 
@@ -120,7 +127,7 @@ def entity_fragment(scope: Scope, text: str, limit: int) -> Fragment:
     lowered = text.casefold()
     where, params = scope.condition("m")
     sql = (
-        "SELECT x.memory_id AS id FROM (SELECT mention.memory_id, count(*) AS named "
+        f"SELECT x.memory_id AS id, {RANKING_COLUMNS} FROM (SELECT mention.memory_id, count(*) AS named "
         f"FROM ({NAMED_ENTITIES}) ent CROSS JOIN LATERAL (SELECT memory_id FROM {EntityMention._meta.db_table} "
         "WHERE entity_id = ent.id ORDER BY memory_id DESC LIMIT %s) mention "
         "GROUP BY mention.memory_id ORDER BY named DESC, mention.memory_id DESC) x "
@@ -138,11 +145,10 @@ def rankings(fragments: list[Fragment | None]) -> tuple[dict[str, list[int]], di
         return order, {}
     parts, params = [], []
     for fragment in fragments:
-        parts.append(f"SELECT %s AS source, s.id, row_number() OVER () AS r FROM ({fragment.sql}) s")
+        parts.append(f"SELECT %s AS source, s.id, row_number() OVER () AS r, s.at, s.importance "
+                     f"FROM ({fragment.sql}) s")
         params += [fragment.source, *fragment.params]
-    sql = (f"SELECT u.source, u.id, u.r, extract(epoch FROM m.occurred_at)::float8, m.importance "
-           f"FROM ({' UNION ALL '.join(parts)}) u "
-           "JOIN memory_memory m ON m.id = u.id ORDER BY u.source, u.r")
+    sql = f"SELECT u.source, u.id, u.r, u.at, u.importance FROM ({' UNION ALL '.join(parts)}) u ORDER BY u.source, u.r"
     rows = _fetch(sql, params, hnsw_candidates=max((f.limit for f in fragments if f.source == "vector"), default=0))
     columns: dict[int, RankedRow] = {}
     for source, memory_id, _, occurred_at, importance in rows:
