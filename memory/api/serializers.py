@@ -120,7 +120,7 @@ class ProvenanceOutput(serializers.ModelSerializer):
 
 
 class MemoryOutput(serializers.ModelSerializer):
-    sources = ProvenanceOutput(many=True, read_only=True)
+    sources = ProvenanceOutput(many=True, read_only=True, source="provenance")
 
     class Meta:
         model = Memory

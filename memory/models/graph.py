@@ -66,6 +66,13 @@ class Memory(models.Model):
     def __str__(self) -> str:
         return f"{self.kind}#{self.pk}: {self.content[:40]}"
 
+    @property
+    def provenance(self) -> list[Interaction]:
+        """Its source interactions: those loaded with it (recall sets `loaded_sources`), else `sources`
+        (prefetched or queried)."""
+        loaded = self.__dict__.get("loaded_sources")
+        return loaded if loaded is not None else list(self.sources.all())
+
 
 class EntityType(models.TextChoices):
     PERSON = "person"

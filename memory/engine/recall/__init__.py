@@ -160,7 +160,7 @@ def _load_with_provenance(memory_ids: list[int]) -> dict[int, Memory]:
         if row[interactions.start] is not None:
             sources[memory_id].append(interactions.instance(row))
     for memory_id, memory in found.items():
-        _prefetched(memory, "sources", sources[memory_id])
+        memory.loaded_sources = sources[memory_id]  # what Memory.provenance answers
     return {memory_id: found[memory_id] for memory_id in memory_ids if memory_id in found}
 
 
@@ -168,13 +168,6 @@ def _load_with_provenance(memory_ids: list[int]) -> dict[int, Memory]:
 def _provenance_readers() -> tuple[RowReader, RowReader]:
     memories = RowReader.for_columns(Memory, skip=SEARCH_ONLY)
     return memories, RowReader.for_columns(Interaction, start=memories.stop)
-
-
-def _prefetched(instance: Memory, name: str, related: list) -> None:
-    """Make `instance.<name>.all()` answer `related` without a query, as prefetch_related leaves it."""
-    queryset = getattr(instance, name).get_queryset()
-    queryset._result_cache, queryset._prefetch_done = related, True
-    instance.__dict__.setdefault("_prefetched_objects_cache", {})[name] = queryset
 
 
 def _items(ranked: list[Ranked], memories: dict[int, Memory], seeds: list[Seed],
