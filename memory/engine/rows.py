@@ -9,6 +9,7 @@ fraction of raw()'s set-up cost per statement.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,8 +23,13 @@ SEARCH_ONLY = ("search_text", "search_vector")  # the segmented text and its tsv
 
 def memory_columns(alias: str = "") -> str:
     """Every column of memory_memory but the search-only ones, optionally qualified by a table alias."""
-    prefix = f"{alias}." if alias else ""
-    return ", ".join(f"{prefix}{f.column}" for f in Memory._meta.concrete_fields if f.name not in SEARCH_ONLY)
+    return memory_reader().columns(alias)
+
+
+@functools.cache
+def memory_reader() -> RowReader:
+    """Memory rows without the search-only columns (built once: its converters are looked up once)."""
+    return RowReader.for_columns(Memory, skip=SEARCH_ONLY)
 
 
 class RowReader:
@@ -44,9 +50,10 @@ class RowReader:
     def for_columns(cls, model: type[Model], start: int = 0, skip: Sequence[str] = ()) -> RowReader:
         return cls(model, [f for f in model._meta.concrete_fields if f.name not in skip], start)
 
-    def columns(self, alias: str) -> str:
-        """The SELECT list for this reader's fields, qualified by a table alias."""
-        return ", ".join(f"{alias}.{f.column}" for f in self.fields)
+    def columns(self, alias: str = "") -> str:
+        """The SELECT list for this reader's fields, optionally qualified by a table alias."""
+        prefix = f"{alias}." if alias else ""
+        return ", ".join(f"{prefix}{f.column}" for f in self.fields)
 
     def instance(self, row: Sequence[Any]) -> Model:
         values = list(row[self.start:self.stop])

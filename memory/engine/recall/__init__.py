@@ -19,7 +19,7 @@ from django.utils import timezone
 from ...models import AgentSession, Edge, Interaction, Memory, Project, RecallTrace
 from ...providers import get_embedder
 from ..changelog import change_record
-from ..rows import SEARCH_ONLY, RowReader
+from ..rows import RowReader, memory_reader
 from ..vector_index import cached_space_for
 from .config import RECALL_PRESETS, RecallConfig, config_for
 from .narrate import narrate
@@ -166,7 +166,7 @@ def _load_with_provenance(memory_ids: list[int]) -> dict[int, Memory]:
 
 @functools.cache
 def _provenance_readers() -> tuple[RowReader, RowReader]:
-    memories = RowReader.for_columns(Memory, skip=SEARCH_ONLY)
+    memories = memory_reader()
     return memories, RowReader.for_columns(Interaction, start=memories.stop)
 
 
