@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -32,12 +33,14 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "channels",
     "procrastinate.contrib.django",
+    "axes",
     "memory",
     "curation",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -46,6 +49,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into its lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "contextweaver_site.urls"
@@ -124,6 +129,14 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Wrong passwords: django-axes locks a username + address pair out after AXES_FAILURE_LIMIT failures
+# for AXES_COOLOFF_TIME (429 with the lockout page); a correct login resets the count.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env_int("CW_LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("CW_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -194,7 +207,6 @@ LOGGING = {
     "loggers": {"procrastinate": {"level": env_str("PROCRASTINATE_LOG_LEVEL", "WARNING")}},
 }
 
-if not DEBUG:
-    SESSION_COOKIE_HTTPONLY = True
-    X_FRAME_OPTIONS = "DENY"
-    SECURE_CONTENT_TYPE_NOSNIFF = True
+# Browser protections (CSP, cookies, caching of logged-in pages): settings/security.py; the profile
+# behind TLS turns on the rest (settings/production.py).
+from .security import *  # noqa: E402,F403
