@@ -25,6 +25,11 @@ DEFAULTS: dict[str, Any] = {
     # agent API limits
     "MAX_CONTENT_BYTES": 32 * 1024,
     "MAX_BATCH": 100,
+    # metadata of an interaction or a session: its JSON size in bytes and how deeply it may nest
+    "MAX_METADATA_BYTES": 16 * 1024,
+    "MAX_METADATA_DEPTH": 8,
+    # any JSON request body: nesting beyond this is refused (400) before a view reads it
+    "MAX_JSON_DEPTH": 32,
     # "queue": a procrastinate worker processes interactions; "inline": on commit, in-process
     "INGEST_MODE": "queue",
     # vector search

@@ -45,5 +45,12 @@ class NotPromotable(MemoryEngineError):
     code = "not_promotable"
 
 
+class IdempotencyConflict(MemoryEngineError):
+    """An idempotency key came back with different content: answering "duplicate" would drop it."""
+
+    status_code = 409
+    code = "idempotency_conflict"
+
+
 class ProcessingFailed(MemoryEngineError):
     """The write path failed for an interaction; the error is already recorded on it."""

@@ -338,9 +338,13 @@ def test_unknown_interaction_is_404(api, agent_session, primed, project):
     assert_not_found(api.get(f"{interactions_url(second)}{existing.pk}/"))
 
 
-def test_huge_ids_are_404_not_server_errors(api, primed):
+def test_huge_ids_are_404_in_paths_and_400_in_bodies_never_server_errors(api, primed):
+    """Ids are bigint: a path id beyond it names nothing (404); a body id beyond it is out of range (400)."""
     huge = 10**20
     api.raise_request_exception = False
     assert_not_found(api.get(f"/api/projects/travel/sessions/{huge}/graph/"))
-    assert_not_found(api.post("/api/projects/travel/recall/", {"query": "budget", "session_id": huge}, format="json"))
+    fields = assert_invalid(api.post("/api/projects/travel/recall/", {"query": "budget", "session_id": huge},
+                                     format="json"), "session_id")
+    assert "9223372036854775807" in fields["session_id"][0]
+    assert counts() == primed
 

@@ -17,7 +17,7 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..engine.maintenance.common import JobReport
+from ..engine.maintenance.common import JobReport, entity_ref
 from ..engine.maintenance.decay import decay_run
 from ..engine.maintenance.forget import MODES, ForgetFilter, forget_run
 from ..engine.maintenance.merge import SCOPES, merge_memories, merge_run
@@ -27,14 +27,14 @@ from ..models import ApiToken, Memory, MemoryKind, Project, Role
 from ..selectors import user_may_see_sensitive
 from .access import project_for
 from .authentication import actor_of
-from .serializers import MemoryOutput, reject_nul
+from .serializers import MAX_ID, MemoryOutput, id_field
 
 MAX_IDS = 1000
 TAG = ["maintenance"]
 
 
 def _ids(**kwargs) -> serializers.ListField:
-    return serializers.ListField(child=serializers.IntegerField(min_value=1), required=False, max_length=MAX_IDS,
+    return serializers.ListField(child=id_field(), required=False, max_length=MAX_IDS,
                                  **kwargs)
 
 
@@ -52,7 +52,7 @@ class MaintenanceInput(serializers.Serializer):
 
 
 class DecayInput(MaintenanceInput):
-    session_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+    session_id = id_field(required=False, allow_null=True, default=None)
     memory_ids = _ids(allow_null=True, default=None, help_text="Only these memories.")
     kinds = _kinds()
     threshold = serializers.FloatField(required=False, allow_null=True, default=None, min_value=0, max_value=10,
@@ -64,12 +64,12 @@ class DecayInput(MaintenanceInput):
 
 
 class MergeInput(MaintenanceInput):
-    session_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+    session_id = id_field(required=False, allow_null=True, default=None)
     scope = serializers.ChoiceField(choices=SCOPES, required=False, default="session",
                                     help_text="Duplicates within one session, or across the project.")
     threshold = serializers.FloatField(required=False, allow_null=True, default=None, min_value=0.5, max_value=1.0)
-    survivor_id = serializers.IntegerField(required=False, allow_null=True, default=None,
-                                           help_text="Merge duplicate_ids into this memory (no search).")
+    survivor_id = id_field(required=False, allow_null=True, default=None,
+                           help_text="Merge duplicate_ids into this memory (no search).")
     duplicate_ids = _ids(default=list)
 
     def validate(self, attrs: dict) -> dict:
@@ -80,9 +80,9 @@ class MergeInput(MaintenanceInput):
 
 class SummariseInput(MaintenanceInput):
     memory_ids = _ids(default=list, help_text="The cluster; or give session_id and/or entity.")
-    session_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+    session_id = id_field(required=False, allow_null=True, default=None)
     entity = serializers.CharField(required=False, allow_blank=True, default="", max_length=300,
-                                   validators=[reject_nul], help_text="Entity id or name.")
+                                   help_text="Entity id or name.")
     use_llm = serializers.BooleanField(required=False, default=True,
                                        help_text="Let the configured LLM write it (extractive otherwise).")
 
@@ -95,7 +95,7 @@ class SummariseInput(MaintenanceInput):
 
 
 class ReviewInput(MaintenanceInput):
-    session_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+    session_id = id_field(required=False, allow_null=True, default=None)
     limit = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1, max_value=1000)
     below_confidence = serializers.FloatField(required=False, allow_null=True, default=None, min_value=0,
                                               max_value=1, help_text="Also edges under this confidence.")
@@ -105,15 +105,15 @@ class ForgetInput(MaintenanceInput):
     mode = serializers.ChoiceField(choices=MODES, required=False, default="soft",
                                    help_text="soft: status forgotten; hard: delete with the whole cascade.")
     memory_ids = _ids(default=list)
-    session_id = serializers.IntegerField(required=False, allow_null=True, default=None)
-    entity = serializers.CharField(required=False, allow_blank=True, default="", max_length=300,
-                                   validators=[reject_nul])
+    session_id = id_field(required=False, allow_null=True, default=None)
+    entity = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
     kinds = _kinds()
     before = serializers.DateTimeField(required=False, allow_null=True, default=None,
                                        help_text="Memories that happened before this time.")
     text_contains = serializers.CharField(required=False, allow_blank=True, default="", max_length=500,
-                                          trim_whitespace=False, validators=[reject_nul])
+                                          trim_whitespace=False)
     expect_memories = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0,
+                                               max_value=MAX_ID,
                                                help_text="The dry run's count: refused if the selection differs.")
 
     def validate(self, attrs: dict) -> dict:
@@ -124,9 +124,8 @@ class ForgetInput(MaintenanceInput):
 
     def selection(self) -> ForgetFilter:
         data = self.validated_data
-        entity = data["entity"]
         return ForgetFilter(memory_ids=tuple(data["memory_ids"]), session_id=data["session_id"],
-                            entity=int(entity) if entity.isdigit() else (entity or None), kinds=tuple(data["kinds"]),
+                            entity=entity_ref(data["entity"]), kinds=tuple(data["kinds"]),
                             before=data["before"], text_contains=data["text_contains"].strip())
 
 
@@ -183,10 +182,8 @@ class SummariseApi(APIView):
     def post(self, request, project_slug: str):
         project = project_for(request, project_slug, min_role=Role.CURATOR)
         data = _valid(SummariseInput, request).validated_data
-        entity = data["entity"]
         report = summarise_run(project=project, actor=actor_of(request), memory_ids=data["memory_ids"] or None,
-                               session_id=data["session_id"],
-                               entity=int(entity) if entity.isdigit() else (entity or None),
+                               session_id=data["session_id"], entity=entity_ref(data["entity"]),
                                use_llm=data["use_llm"], dry_run=data["dry_run"])
         body = report.to_json()
         summary = Memory.objects.filter(pk__in=report.ids.get("summary", [])).prefetch_related("sources").first()

@@ -8,22 +8,28 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ..conf import memory_settings
+from ..engine.ingest import IDEMPOTENCY_KEY_MAX, metadata_problem
 from ..live.masking import mask_memory_snapshot
 from ..models import AgentSession, Edge, Entity, GraphChange, Interaction, InteractionKind, Memory
 
+MAX_ID = 2**63 - 1  # ids are bigint: a larger number is refused (400), never sent to PostgreSQL
 
-def reject_nul(value):
-    """PostgreSQL text and jsonb cannot hold NUL characters: refuse them up front (400, not 500)."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise serializers.ValidationError("NUL characters (\\u0000) are not allowed.")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            reject_nul(key)
-            reject_nul(item)
-    elif isinstance(value, list):
-        for item in value:
-            reject_nul(item)
+
+def id_field(**kwargs) -> serializers.IntegerField:
+    """An object id: a positive bigint."""
+    return serializers.IntegerField(min_value=1, max_value=MAX_ID, **kwargs)
+
+
+def metadata_field() -> serializers.DictField:
+    return serializers.DictField(required=False, default=dict, validators=[check_metadata],
+                                 help_text="Any JSON object, at most MAX_METADATA_BYTES (16 KB) as JSON and "
+                                           "MAX_METADATA_DEPTH (8) levels deep.")
+
+
+def check_metadata(value: dict) -> dict:
+    problem = metadata_problem(value)
+    if problem:
+        raise serializers.ValidationError(problem)
     return value
 
 
@@ -31,12 +37,7 @@ class SessionInput(serializers.Serializer):
     title = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
     task = serializers.CharField(required=False, allow_blank=True, default="", max_length=8000)
     external_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    metadata = serializers.DictField(required=False, default=dict, validators=[reject_nul])
-
-    def validate(self, attrs: dict) -> dict:
-        for name in ("title", "task", "external_id"):
-            reject_nul(attrs.get(name, ""))
-        return attrs
+    metadata = metadata_field()
 
 
 class SessionOutput(serializers.ModelSerializer):
@@ -58,11 +59,13 @@ class SessionOutput(serializers.ModelSerializer):
 
 class InteractionInput(serializers.Serializer):
     kind = serializers.ChoiceField(choices=InteractionKind.choices)
-    content = serializers.CharField(trim_whitespace=False, validators=[reject_nul])
-    metadata = serializers.DictField(required=False, default=dict, validators=[reject_nul])
+    content = serializers.CharField(trim_whitespace=False)
+    metadata = metadata_field()
     occurred_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
-    idempotency_key = serializers.CharField(max_length=200, required=False, allow_null=True, default=None,
-                                            validators=[reject_nul])
+    idempotency_key = serializers.CharField(
+        max_length=IDEMPOTENCY_KEY_MAX, required=False, allow_null=True, default=None, trim_whitespace=False,
+        help_text="A retry with the same key and the same interaction answers 200 with the stored one; "
+                  "the same key with different content is a 409. Kept exactly as sent.")
 
     def validate_content(self, value: str) -> str:
         if not value.strip():
@@ -257,8 +260,8 @@ class GraphOutput(serializers.Serializer):
 
 
 class GraphQueryInput(serializers.Serializer):
-    around = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None,
-                                      help_text="Send only the neighbourhood of this memory.")
+    around = id_field(required=False, allow_null=True, default=None,
+                      help_text="Send only the neighbourhood of this memory.")
     hops = serializers.IntegerField(min_value=0, max_value=4, required=False, default=2)
     limit = serializers.IntegerField(min_value=1, max_value=10000, required=False, allow_null=True, default=None,
                                      help_text="At most this many memories (default 5000).")
@@ -271,10 +274,10 @@ class ChangeOutput(serializers.ModelSerializer):
 
 
 class ChangeQueryInput(serializers.Serializer):
-    after = serializers.IntegerField(min_value=0, required=False, default=0)
+    after = serializers.IntegerField(min_value=0, max_value=MAX_ID, required=False, default=0)
     limit = serializers.IntegerField(min_value=1, max_value=1000, required=False, default=500)
-    memory = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
-    edge = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    memory = id_field(required=False, allow_null=True, default=None)
+    edge = id_field(required=False, allow_null=True, default=None)
 
     def validate(self, data: dict) -> dict:
         if data["memory"] is not None and data["edge"] is not None:
@@ -290,8 +293,8 @@ class ChangeListOutput(serializers.Serializer):
 
 class RecallInput(serializers.Serializer):
     query = serializers.CharField(max_length=4000)
-    session_id = serializers.IntegerField(required=False, allow_null=True, default=None,
-                                          help_text="Limit recall to one session; omit for the whole project.")
+    session_id = id_field(required=False, allow_null=True, default=None,
+                          help_text="Limit recall to one session; omit for the whole project.")
     k = serializers.IntegerField(required=False, min_value=1)
     preset = serializers.ChoiceField(choices=["vector", "hybrid", "ripple"], required=False, default="ripple",
                                      help_text="vector: kNN only; hybrid: vector + full-text + entities (RRF); "

@@ -5,7 +5,6 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -20,6 +19,7 @@ from ..selectors import change_list, interaction_list, session_graph, session_li
 from . import serializers as s
 from .access import project_for, session_for
 from .authentication import actor_of
+from .pagination import BoundedPagination
 
 WAIT_PARAM = OpenApiParameter("wait", bool, description="Process before answering (201 with results) instead of 202.")
 TRUE = {"1", "true", "yes"}
@@ -44,7 +44,7 @@ class InteractionListAcceptApi(APIView):
     def get(self, request, project_slug: str, session_id: int):
         session = session_for(project_for(request, project_slug), session_id)
         queryset = interaction_list(session=session).prefetch_related("memories")
-        paginator = LimitOffsetPagination()
+        paginator = BoundedPagination()
         page = paginator.paginate_queryset(queryset, request, view=self)
         return paginator.get_paginated_response(s.InteractionOutput(page, many=True).data)
 
@@ -75,16 +75,24 @@ class InteractionListAcceptApi(APIView):
 
 
 def _interaction_inputs(request) -> list[InteractionInput]:
+    """The interactions of the body; an Idempotency-Key header gives each item without a key of its own
+    the key `<header>` (one interaction) or `<header>:<index>` (a batch), so a retried request is stored once."""
     if not isinstance(request.data, dict):
         message = 'Send a JSON object: one interaction or {"interactions": [...]}.'
         raise ValidationError({"non_field_errors": [message]})
+    header = request.headers.get("Idempotency-Key", "")
     if "interactions" in request.data:
         rows = _validated(s.InteractionBatchInput, request.data)["interactions"]
+        if header:
+            rows = [row if row["idempotency_key"] else {**row, "idempotency_key": f"{header}:{index}"}
+                    for index, row in enumerate(rows)]
     else:
-        data = dict(request.data)
-        if not data.get("idempotency_key") and request.headers.get("Idempotency-Key"):
-            data["idempotency_key"] = request.headers["Idempotency-Key"]  # validated like the field
-        rows = [_validated(s.InteractionInput, data)]
+        rows = [_validated(s.InteractionInput, request.data)]
+        if header and not rows[0]["idempotency_key"]:
+            rows[0]["idempotency_key"] = header
+    if header and any(len(row["idempotency_key"]) > s.IDEMPOTENCY_KEY_MAX for row in rows):
+        raise ValidationError({"Idempotency-Key": [f"Keys are at most {s.IDEMPOTENCY_KEY_MAX} characters, "
+                                                   "including the ':<index>' a batch adds to the header."]})
     return [InteractionInput(**row) for row in rows]
 
 

@@ -7,6 +7,8 @@ an accepted interaction always has its job; in "inline" mode it is processed rig
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -15,10 +17,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ..conf import memory_settings
-from ..errors import ValidationFailed
+from ..errors import IdempotencyConflict, ValidationFailed
 from ..models import AgentSession, Interaction, InteractionKind
 from .changelog import change_record
 from .snapshots import interaction_snapshot
+
+IDEMPOTENCY_KEY_MAX = 200
 
 
 @dataclass(frozen=True)
@@ -36,8 +40,32 @@ class Accepted:
     created: bool  # False when the idempotency key matched an earlier interaction
 
 
+def metadata_problem(value: Any) -> str | None:
+    """Why this metadata is refused (too large or nested too deeply), or None.
+
+    Metadata is stored as given and sent back with every graph and recall, so it is bounded.
+    """
+    if not isinstance(value, dict):
+        return "metadata must be a JSON object"
+    limit = memory_settings.MAX_METADATA_BYTES
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+    if size > limit:
+        return f"metadata is {size} bytes as JSON; the limit is {limit} bytes"
+    depth, frontier = 0, [value]
+    while frontier:
+        depth += 1
+        if depth > memory_settings.MAX_METADATA_DEPTH:
+            return f"metadata nests more than {memory_settings.MAX_METADATA_DEPTH} levels deep"
+        frontier = [item for node in frontier for item in (node.values() if isinstance(node, dict) else node)
+                    if isinstance(item, (dict, list))]
+    return None
+
+
 def interaction_input_check(item: InteractionInput) -> None:
     """Engine-level guard for callers that bypass the API serializers (commands, demo loader)."""
+    problem = metadata_problem(item.metadata)
+    if problem:
+        raise ValidationFailed(problem, {"metadata": [problem]})
     if item.kind not in InteractionKind.values:
         raise ValidationFailed(f"unknown interaction kind {item.kind!r}",
                                {"kind": [f"use one of {', '.join(InteractionKind.values)}"]})
@@ -54,6 +82,7 @@ def interactions_accept(*, session: AgentSession, items: list[InteractionInput],
         raise ValidationFailed(f"batch of {len(items)} exceeds the limit of {memory_settings.MAX_BATCH}")
     for item in items:
         interaction_input_check(item)
+    _check_keys_unique(items)
     with transaction.atomic():
         accepted = [_accept_one(session=session, item=item, actor=actor) for item in items]
         AgentSession.objects.filter(pk=session.pk).update(last_activity_at=timezone.now())
@@ -63,11 +92,35 @@ def interactions_accept(*, session: AgentSession, items: list[InteractionInput],
     return accepted
 
 
+def _check_keys_unique(items: list[InteractionInput]) -> None:
+    repeated = sorted(key for key, n in Counter(i.idempotency_key for i in items if i.idempotency_key).items()
+                      if n > 1)
+    if repeated:
+        message = f"idempotency keys repeated within the batch: {', '.join(map(repr, repeated))}"
+        raise ValidationFailed(message, {"interactions": [message]})
+
+
+def _replayed(existing: Interaction, item: InteractionInput) -> Accepted:
+    """The stored interaction for a retried key, if the retry carries the same interaction."""
+    differs = [name for name, same in (
+        ("kind", existing.kind == item.kind), ("content", existing.content == item.content),
+        ("metadata", existing.metadata == item.metadata),
+        ("occurred_at", item.occurred_at is None or existing.occurred_at == item.occurred_at),
+    ) if not same]
+    if differs:
+        raise IdempotencyConflict(
+            f"idempotency key {item.idempotency_key!r} was already used for interaction {existing.pk} with a "
+            f"different {', '.join(differs)}; use a new key for a new interaction",
+            {"interaction_id": existing.pk, "idempotency_key": item.idempotency_key, "differs": differs},
+        )
+    return Accepted(existing, created=False)
+
+
 def _accept_one(*, session: AgentSession, item: InteractionInput, actor: str) -> Accepted:
     if item.idempotency_key:
         existing = Interaction.objects.filter(session=session, idempotency_key=item.idempotency_key).first()
         if existing:
-            return Accepted(existing, created=False)
+            return _replayed(existing, item)
     try:
         with transaction.atomic():
             interaction = Interaction.objects.create(
@@ -80,7 +133,7 @@ def _accept_one(*, session: AgentSession, item: InteractionInput, actor: str) ->
         existing = Interaction.objects.filter(session=session, idempotency_key=item.idempotency_key).first()
         if existing is None:
             raise
-        return Accepted(existing, created=False)
+        return _replayed(existing, item)
     change_record(
         project=session.project, session=session, actor=actor, op="interaction.received",
         object_type="interaction", object_id=interaction.pk, after=interaction_snapshot(interaction),

@@ -92,13 +92,25 @@ def session_in(project: Project, session_id: int | None) -> AgentSession | None:
     return session
 
 
+MAX_ID = 2**63 - 1
+
+
+def entity_ref(text: str | None) -> int | str | None:
+    """What a person typed to name an entity: an id (ASCII digits) or a name; None when empty."""
+    if text and text.isascii() and text.isdigit():
+        return int(text)
+    return text or None
+
+
 def entity_in(project: Project, entity: int | str | None) -> Entity | None:
     """An entity of the project by id or by name (normalised like the extractor does, roughly)."""
-    if entity is None or entity == "":
+    if isinstance(entity, str):
+        entity = entity_ref(entity)
+    if entity is None:
         return None
     queryset = Entity.objects.filter(project=project)
-    if isinstance(entity, int) or str(entity).isdigit():
-        found = queryset.filter(pk=int(entity)).first()
+    if isinstance(entity, int):
+        found = queryset.filter(pk=entity).first() if 0 < entity <= MAX_ID else None
     else:
         name = " ".join(str(entity).casefold().split())
         found = queryset.filter(normalized_name=name).first() or queryset.filter(name__iexact=str(entity)).first()

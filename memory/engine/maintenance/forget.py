@@ -85,7 +85,7 @@ class ForgetFilter:
 
     def audit_json(self) -> dict:
         """The filter as the audit trail keeps it: a text or entity name may be the forgotten data itself."""
-        named = isinstance(self.entity, str) and not self.entity.isdigit()
+        named = isinstance(self.entity, str)
         return {"memory_ids": list(self.memory_ids), "session_id": self.session_id,
                 "entity": REDACTED if named else self.entity, "kinds": list(self.kinds),
                 "before": self.before.isoformat() if self.before else None,

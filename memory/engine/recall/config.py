@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
@@ -68,12 +69,17 @@ def config_for(preset: str, overrides: dict[str, Any] | None = None) -> RecallCo
     unknown = sorted(set(overrides) - known)
     if unknown:
         raise ValidationFailed(f"unknown recall parameter(s): {', '.join(unknown)}",
-                               {"params": [f"unknown: {', '.join(unknown)}"]})
+                               {"params": [f"unknown: {', '.join(unknown)}; known: {', '.join(sorted(known))}"]})
     wrong_type = sorted(name for name, value in overrides.items() if not _type_fits(name, value))
     if wrong_type:
         raise ValidationFailed(f"recall parameter(s) of the wrong type: {', '.join(wrong_type)}",
                                {name: [f"expected {_expected(name)}"] for name in wrong_type})
     if "relation_weights" in overrides:
+        unknown_relations = sorted(set(overrides["relation_weights"]) - set(RELATION_WEIGHTS))
+        if unknown_relations:
+            raise ValidationFailed(
+                f"unknown relation(s) in relation_weights: {', '.join(unknown_relations)}",
+                {"relation_weights": [f"use the relations {', '.join(sorted(RELATION_WEIGHTS))}"]})
         overrides["relation_weights"] = {**RELATION_WEIGHTS, **overrides["relation_weights"]}
     if "statuses" in overrides:
         overrides["statuses"] = tuple(overrides["statuses"])
@@ -112,12 +118,47 @@ def _type_fits(name: str, value: Any) -> bool:
     return isinstance(value, type(default))
 
 
-def _check(config: RecallConfig) -> None:
+# Numeric parameters and their allowed ranges: (low, high, low is allowed). Values outside them made
+# divisions by zero, infinities written into the trace's jsonb, or rankings that mean nothing.
+RANGES: dict[str, tuple[float, float, bool]] = {
+    "rrf_k": (1, 1000, True),
+    "decay": (0, 1, False),
+    "approved_boost": (0, 10, True),
+    "min_activation": (0, 1, True),
+    "weight_activation": (0, 10, True),
+    "weight_freshness": (0, 10, True),
+    "weight_importance": (0, 10, True),
+    "freshness_half_life_days": (0, 36500, False),
+}
+MAX_RELATION_WEIGHT = 10.0
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond any float
+        return False
+
+
+def _range_problems(config: RecallConfig) -> dict[str, list[str]]:
     problems: dict[str, list[str]] = {}
+    for name, (low, high, low_allowed) in RANGES.items():
+        value = getattr(config, name)
+        inside = _finite(value) and (low <= value if low_allowed else low < value) and value <= high
+        if not inside:
+            problems[name] = [f"must be {'at least' if low_allowed else 'more than'} {low} and at most {high}"]
+    weights = config.relation_weights.values()
+    if not all(_finite(w) and 0 <= w <= MAX_RELATION_WEIGHT for w in weights):
+        problems["relation_weights"] = [f"each weight must be from 0 to {MAX_RELATION_WEIGHT}"]
+    if not problems and not config.weight_activation + config.weight_freshness + config.weight_importance > 0:
+        problems["weight_activation"] = ["the three ranking weights must not all be 0"]
+    return problems
+
+
+def _check(config: RecallConfig) -> None:
+    problems = _range_problems(config)
     if not 0 <= config.max_hops <= MAX_HOPS_LIMIT:
         problems["max_hops"] = [f"must be between 0 and {MAX_HOPS_LIMIT}"]
-    if not 0 < config.decay <= 1:
-        problems["decay"] = ["must be in (0, 1]"]
     if config.aggregation not in ("sum", "max"):
         problems["aggregation"] = ["must be 'sum' or 'max'"]
     if not set(config.statuses) <= RECALLABLE_STATUSES or not config.statuses:

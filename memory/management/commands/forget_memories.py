@@ -14,7 +14,7 @@ from django.core.management.base import CommandError
 from django.utils.dateparse import parse_date, parse_datetime
 
 from memory.engine.maintenance.cli import MaintenanceCommand
-from memory.engine.maintenance.common import JobReport, Progress
+from memory.engine.maintenance.common import JobReport, Progress, entity_ref
 from memory.engine.maintenance.forget import ForgetFilter, forget_run
 from memory.models import MemoryKind, Project
 
@@ -50,7 +50,7 @@ class Command(MaintenanceCommand):
         entity = options["entity"]
         selection = ForgetFilter(
             memory_ids=tuple(options["ids"] or ()), session_id=options["session"],
-            entity=int(entity) if entity and entity.isdigit() else entity, kinds=tuple(options["kind"] or ()),
+            entity=entity_ref(entity), kinds=tuple(options["kind"] or ()),
             before=_when(options["before"]) if options["before"] else None, text_contains=options["text"] or "",
         )
         return forget_run(project=project, actor=options["actor"], selection=selection,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory.engine.maintenance.cli import MaintenanceCommand, ids_option
-from memory.engine.maintenance.common import JobReport, Progress
+from memory.engine.maintenance.common import JobReport, Progress, entity_ref
 from memory.engine.maintenance.summarise import summarise_run
 from memory.models import Project
 
@@ -27,7 +27,7 @@ class Command(MaintenanceCommand):
 
     def run(self, project: Project, options: dict[str, Any], progress: Progress) -> JobReport:
         entity = options["entity"]
-        entity = int(entity) if entity and entity.isdigit() else entity
+        entity = entity_ref(entity)
         return summarise_run(project=project, actor=options["actor"], memory_ids=ids_option(options["ids"]),
                              session_id=options["session"], entity=entity,
                              use_llm=not options["no_llm"], dry_run=options["dry_run"], progress=progress)
