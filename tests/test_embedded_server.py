@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -16,15 +18,46 @@ import pytest
 from contextweaver_site.embedded import server
 
 ROOT = Path(__file__).resolve().parent.parent
+OTHER_USER = "nobody"
+
+
+def _throw_away(path: Path) -> None:
+    server.destroy(path)
+    for leftover in path.parent.glob(f".{path.name}*"):
+        shutil.rmtree(leftover, ignore_errors=True) if leftover.is_dir() else leftover.unlink()
 
 
 @pytest.fixture(scope="module")
 def cluster_dir():
     path = ROOT / "var" / f"test-cluster-{os.getpid()}"
-    yield path
-    server.destroy(path)
-    for leftover in path.parent.glob(f".{path.name}*"):
-        shutil.rmtree(leftover, ignore_errors=True) if leftover.is_dir() else leftover.unlink()
+    try:
+        yield path
+    finally:
+        _throw_away(path)
+
+
+@pytest.fixture(scope="module")
+def long_cluster():
+    """A running cluster whose data dir path is too long for a socket: it uses /tmp/cw-pg-<hash>."""
+    path = ROOT / "var" / f"test-longsock-{os.getpid()}-{'x' * 90}"
+    env_before = os.environ.get("CW_PGDATA")
+    try:
+        os.environ["CW_PGDATA"] = str(path)  # ensure_running reads the data dir from there
+        try:
+            sock = server.ensure_running(database=None)
+        finally:
+            if env_before is None:
+                os.environ.pop("CW_PGDATA", None)
+            else:
+                os.environ["CW_PGDATA"] = env_before
+        yield path, sock
+    finally:
+        _throw_away(path)
+        assert not server.socket_dir(path).exists()
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
 
 
 def _cli(cluster: Path, *args: str, **kwargs) -> subprocess.Popen:
@@ -44,6 +77,8 @@ def test_racing_processes_start_one_server(cluster_dir):
     assert all(p.returncode == 0 for p in procs), outputs
     assert server.is_running(cluster_dir)
     assert _postmasters(cluster_dir) == 1
+    assert server.socket_dir(cluster_dir) == cluster_dir.resolve()  # socket in the data dir
+    assert _mode(cluster_dir) == 0o700 and _mode(cluster_dir / ".s.PGSQL.5432") == 0o700
     with psycopg.connect(host=str(server.socket_dir(cluster_dir)), user="postgres", dbname="contextweaver") as conn:
         assert conn.execute("SELECT name FROM pg_available_extensions WHERE name = 'vector'").fetchone()
 
@@ -89,3 +124,77 @@ def test_long_data_dir_uses_short_socket_folder(tmp_path):
     long_dir = tmp_path / ("x" * 120) / "pgdata"
     sock = server.socket_dir(long_dir)
     assert sock != long_dir and len(str(sock / ".s.PGSQL.5432")) <= server.MAX_SOCKET_PATH
+
+
+def test_fallback_socket_folder_and_socket_are_private(long_cluster):
+    pgdata, sock = long_cluster
+    assert sock == server.socket_dir(pgdata) and str(sock).startswith("/tmp/cw-pg-")
+    assert _mode(sock) == 0o700
+    assert _mode(sock / ".s.PGSQL.5432") == 0o700
+    assert os.lstat(sock).st_uid == server._server_owner()[0]
+    # The current process (root bypasses permissions; otherwise it is the server's own user) connects.
+    with psycopg.connect(host=str(sock), user="postgres", dbname="postgres") as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_other_local_user_cannot_reach_the_fallback_socket(long_cluster):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run psql as another unprivileged user")
+    try:
+        pwd.getpwnam(OTHER_USER)
+    except KeyError:
+        pytest.skip(f"no user {OTHER_USER!r} to play the other local user")
+    if shutil.which("runuser") is None:
+        pytest.skip("runuser (util-linux) is not installed")
+    _pgdata, sock = long_cluster
+    psql = str(server.POSTGRES_BIN_PATH / "psql")
+
+    def as_other(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["runuser", "-u", OTHER_USER, "--", psql, *args],
+                              capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+
+    control = as_other("--version")  # the other user can run psql, so a failure below is the socket's
+    assert control.returncode == 0, control.stderr
+    attempt = as_other("-h", str(sock), "-U", "postgres", "-d", "postgres", "-c", "SELECT 1")
+    assert attempt.returncode != 0, attempt.stdout
+    assert "Permission denied" in attempt.stderr, attempt.stderr
+
+
+def test_existing_loose_socket_folder_is_tightened(tmp_path):
+    sock = tmp_path / "cw-pg-loose"
+    sock.mkdir()
+    uid, gid = server._server_owner()
+    os.chown(sock, uid, gid)  # a no-op unless root, where the server runs as pgserver
+    sock.chmod(0o755)
+    server._secure_socket_dir(sock)
+    assert _mode(sock) == 0o700 and os.lstat(sock).st_uid == uid
+
+
+def test_new_socket_folder_is_created_private(tmp_path):
+    sock = tmp_path / "cw-pg-new"
+    server._secure_socket_dir(sock)
+    assert _mode(sock) == 0o700 and os.lstat(sock).st_uid == server._server_owner()[0]
+
+
+def test_socket_folder_of_another_user_is_refused(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to make a folder owned by another user")
+    try:
+        other = pwd.getpwnam(OTHER_USER)
+    except KeyError:
+        pytest.skip(f"no user {OTHER_USER!r} to own the folder")
+    sock = tmp_path / "cw-pg-planted"
+    sock.mkdir(mode=0o777)
+    os.chown(sock, other.pw_uid, other.pw_gid)
+    with pytest.raises(server.EmbeddedServerError, match="belongs to nobody"):
+        server._secure_socket_dir(sock)
+    assert os.lstat(sock).st_uid == other.pw_uid  # left alone, not taken over
+
+
+def test_symlinked_socket_folder_is_refused(tmp_path):
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    sock = tmp_path / "cw-pg-link"
+    sock.symlink_to(target)
+    with pytest.raises(server.EmbeddedServerError, match="not a plain directory"):
+        server._secure_socket_dir(sock)

@@ -16,6 +16,10 @@ Rules, on purpose:
 - As root: postgres refuses to run as root, so it runs as the system user `pgserver` (created
   if missing). The data dir is chowned to it and its parent folders get o+x (traverse only,
   no read) so that user can reach it.
+- Private socket: the cluster uses trust authentication, so whoever can open the unix socket is
+  the `postgres` superuser. The socket file is 0700, and so is its folder: the data dir (0700
+  from initdb) or, for long data dir paths, `/tmp/cw-pg-<hash>`, which must belong to the user
+  the server runs as (a folder planted in /tmp by anyone else is refused).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import importlib.util
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,7 +110,57 @@ def _start_lock(pgdata: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _prepare_for_system_user(pgdata: Path, sock: Path) -> None:
+def _server_owner() -> tuple[int, int]:
+    """uid and gid the postgres processes run as: `pgserver` when we are root, else ourselves."""
+    if os.geteuid() == 0:
+        entry = pwd.getpwnam(SYSTEM_USER)
+        return entry.pw_uid, entry.pw_gid
+    return os.geteuid(), os.getegid()
+
+
+def _secure_socket_dir(sock: Path) -> None:
+    """Create the fallback socket folder (in world-writable /tmp) private to the server's user.
+
+    Created 0700, re-chmodded to 0700 if it exists with a looser mode, and refused if it is a
+    symlink, not a directory, or owned by another user (someone could have planted it to see or
+    spoof the socket). As root, a root-owned folder is ours (made before the chown to `pgserver`).
+    Checks run on an open descriptor (O_NOFOLLOW), so the folder cannot be swapped in between.
+    """
+    uid, gid = _server_owner()
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(sock, 0o700)
+    try:
+        fd = os.open(sock, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise EmbeddedServerError(
+            f"socket folder {sock} is not a plain directory ({exc.strerror}); remove it and retry"
+        ) from exc
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != uid:
+            if info.st_uid == 0 and os.geteuid() == 0:
+                os.fchown(fd, uid, gid)
+            else:
+                owner = _user_name(info.st_uid)
+                raise EmbeddedServerError(
+                    f"socket folder {sock} belongs to {owner}, not to {_user_name(uid)} who runs the "
+                    "embedded PostgreSQL; refusing to use it (anyone who can reach the socket is the "
+                    "database superuser). Remove it and retry."
+                )
+        if stat.S_IMODE(info.st_mode) != 0o700:
+            os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _prepare_for_system_user(pgdata: Path) -> None:
     """As root: create the system user and let it reach and own what it needs."""
     if os.geteuid() != 0:
         return
@@ -118,8 +173,7 @@ def _prepare_for_system_user(pgdata: Path, sock: Path) -> None:
         mode = folder.stat().st_mode
         if not mode & 0o001:
             folder.chmod(mode | 0o001)
-    for folder in {pgdata, sock}:
-        os.chown(folder, entry.pw_uid, entry.pw_gid)
+    os.chown(pgdata, entry.pw_uid, entry.pw_gid)
 
 
 def _initdb(pgdata: Path) -> None:
@@ -131,7 +185,8 @@ def _initdb(pgdata: Path) -> None:
 
 def _start(pgdata: Path, sock: Path) -> None:
     log = pgdata / "server.log"
-    options = f'-h "" -k {sock} -c max_connections=200 -c shared_buffers=256MB'
+    options = (f'-h "" -k {sock} -c unix_socket_permissions=0700'
+               " -c max_connections=200 -c shared_buffers=256MB")
     result = _pg("pg_ctl", "start", "-w", "-t", "60", "-D", str(pgdata), "-l", str(log),
                  "-o", options, check=False, timeout=90)
     if result.returncode != 0:
@@ -156,14 +211,17 @@ def ensure_running(database: str | None = DEFAULT_DATABASE) -> Path:
     pgdata = data_dir()
     sock = socket_dir(pgdata)
     if is_running(pgdata) and (sock / ".s.PGSQL.5432").exists():
+        if sock != pgdata:
+            _secure_socket_dir(sock)  # also tightens a folder left loose by an older version
         if database:
             _ensure_database(sock, database)
         return sock
     with _start_lock(pgdata):
         if not is_running(pgdata):
             pgdata.mkdir(parents=True, exist_ok=True)
-            sock.mkdir(parents=True, exist_ok=True)
-            _prepare_for_system_user(pgdata, sock)
+            _prepare_for_system_user(pgdata)
+            if sock != pgdata:
+                _secure_socket_dir(sock)
             if not (pgdata / "PG_VERSION").exists():
                 _initdb(pgdata)
             _start(pgdata, sock)
@@ -183,10 +241,13 @@ def stop(pgdata: Path | None = None) -> bool:
 
 
 def destroy(pgdata: Path | None = None) -> None:
-    """Stop the server and delete its data dir (used for throw-away clusters)."""
+    """Stop the server and delete its data dir and fallback socket folder (throw-away clusters)."""
     pgdata = pgdata or data_dir()
     stop(pgdata)
     shutil.rmtree(pgdata, ignore_errors=True)
+    sock = socket_dir(pgdata)
+    if sock != pgdata and not sock.is_symlink():
+        shutil.rmtree(sock, ignore_errors=True)
 
 
 def _lease_dir(pgdata: Path) -> Path:
