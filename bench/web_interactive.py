@@ -22,9 +22,6 @@ import json
 import os
 import random
 import secrets
-import socket
-import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -105,37 +102,14 @@ def synthetic_session(project, size: int, rng: random.Random):
 # --- server and browser ----------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def serve(embedder: str) -> Iterator[str]:
-    port = _free_port()
+    from contextweaver_site.serve import running_server
+
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "contextweaver_site.settings.base", "CW_DB_NAME": BENCH_DB,
            "CW_INGEST_MODE": "inline", "CW_EMBEDDER": embedder, "DEBUG": "false"}
-    server = subprocess.Popen([sys.executable, "-m", "uvicorn", "contextweaver_site.asgi:application", "--port",
-                               str(port), "--log-level", "warning"], cwd=ROOT, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(base + "/login/", timeout=2).read()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("benchmark server did not start") from None
-                time.sleep(0.3)
+    with running_server(env) as base:
         yield base
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
 
 
 @contextlib.contextmanager

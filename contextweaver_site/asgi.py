@@ -1,5 +1,8 @@
 """ASGI entry point: HTTP through Django, websockets through Channels (authenticated sessions).
 
+HTTP passes RequestGuard first (request_guard.py): body size, credentials for large bodies and the
+body deadline are enforced before Django reads a byte of the body.
+
 Websockets pass AllowedHostsOriginValidator (the Origin header must name an ALLOWED_HOSTS host,
 so other sites cannot open a socket with a visitor's cookie) and AuthMiddlewareStack (the Django
 session cookie gives scope["user"]). Lifespan starts the live-view bridge (docs/live.md).
@@ -22,6 +25,8 @@ from memory.live.lifespan import lifespan_app  # noqa: E402
 from memory.providers import get_embedder  # noqa: E402
 from memory.routing import websocket_urlpatterns  # noqa: E402
 
+from .request_guard import RequestGuard  # noqa: E402
+
 # Load jieba's dictionary and the embedding model now (a few seconds), not in the first request.
 warm_up()
 get_embedder().embed_one("warm-up")
@@ -32,7 +37,7 @@ gc.freeze()
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": RequestGuard(django_asgi_app),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         "lifespan": lifespan_app,
     }

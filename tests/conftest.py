@@ -34,5 +34,24 @@ def agent_session(project) -> AgentSession:
                           task="Plan a 3-day trip to Shanghai within a budget", actor="test")
 
 
+LIVE_BODY_TIMEOUT = 3  # seconds: the live server's REQUEST_BODY_TIMEOUT, short so slow-body tests stay short
+LIVE_POOL_SIZE = 10
+LIVE_APP_NAME = "cw-live-test-server"  # libpq's application_name of the live server's connections
+
+
+@pytest.fixture(scope="session")
+def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory) -> str:
+    """A real uvicorn server (request guard, pool, queue ingest) on the test database, for tests that
+    need real HTTP. Data reaches it only from `transaction=True` tests (committed rows)."""
+    from .test_live_support import start_server, stop_process
+
+    with django_db_blocker.unblock():
+        server = start_server(tmp_path_factory.mktemp("live-http"), wait_for_listener=False,
+                              CW_TEST_INGEST_MODE="queue", CW_BODY_TIMEOUT_SECONDS=str(LIVE_BODY_TIMEOUT),
+                              CW_DB_POOL_SIZE=str(LIVE_POOL_SIZE), PGAPPNAME=LIVE_APP_NAME, LOG_LEVEL="WARNING")
+    yield server.origin
+    stop_process(server.process)
+
+
 def interactions_url(session: AgentSession) -> str:
     return f"/api/projects/{session.project.slug}/sessions/{session.pk}/interactions/"

@@ -27,6 +27,8 @@ from django.test import Client
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
+from contextweaver_site.serve import uvicorn_command
+
 BASE_DIR = Path(settings.BASE_DIR)
 READY_LINE = "live: listening on cw_changes"
 
@@ -78,8 +80,7 @@ class Server:
 def start_server(tmp_dir: Path, *, wait_for_listener: bool, **env: str) -> Server:
     port = free_port()
     log = tmp_dir / f"uvicorn-{port}.log"
-    command = [sys.executable, "-m", "uvicorn", "contextweaver_site.asgi:application", "--host", "127.0.0.1",
-               "--port", str(port), "--lifespan", "on", "--log-level", "info"]
+    command = [*uvicorn_command(port=port, log_level="info"), "--lifespan", "on"]
     with log.open("wb") as out:
         process = subprocess.Popen(command, cwd=BASE_DIR, env=child_env(**env), stdout=out, stderr=subprocess.STDOUT)
     server = Server(port, process, log)

@@ -218,7 +218,8 @@ def test_listener_reconnects_and_delivers_what_committed_while_it_was_away(live_
         catch_up(ws, start)
         with connection.cursor() as cursor:  # cut the listener's connection from the database side
             cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                           "WHERE application_name = 'contextweaver-live' AND datname = current_database()")
+                           "WHERE application_name = %s AND datname = current_database()",
+                           [f"contextweaver-live-{live_server_process.process.pid}"])
             assert cursor.fetchone()[0] == 1
         with transaction.atomic():  # committed while nobody listens: no notification will ever say so
             change_record(project=agent_session.project, session=agent_session, actor="t", op="test.while_away",

@@ -1,5 +1,5 @@
-"""PostgreSQL backend: Django's, with server-side binding (settings: OPTIONS), and for the embedded
-database the server started on demand.
+"""PostgreSQL backend: Django's, with server-side binding and a connection pool (settings: OPTIONS),
+per-connection settings (SESSION_SETTINGS), and for the embedded database the server started on demand.
 
 Prepared statements: with server-side binding psycopg prepares a statement once it has run
 `prepare_threshold` times on a connection, so PostgreSQL parses and plans it once instead of on
@@ -25,6 +25,19 @@ _checked: set[str] = set()
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    def _configure_connection(self, connection) -> bool:
+        """Once per server connection (the pool calls this for each new one, Django for unpooled ones):
+        the settings of DATABASES[...]["SESSION_SETTINGS"], e.g. hnsw.ef_search, so no request pays a
+        round trip to set them."""
+        commit = super()._configure_connection(connection)
+        settings_to_apply = self.settings_dict.get("SESSION_SETTINGS") or {}
+        if settings_to_apply:
+            with connection.cursor() as cursor:
+                for name, value in settings_to_apply.items():
+                    cursor.execute("SELECT set_config(%s, %s, false)", [name, str(value)])
+            commit = True
+        return commit
+
     def get_new_connection(self, conn_params):
         if not self.settings_dict.get("EMBEDDED"):
             return super().get_new_connection(conn_params)

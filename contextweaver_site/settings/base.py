@@ -47,6 +47,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "contextweaver_site.middleware.NoStoreWhenAuthenticatedMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a locked-out login into its lockout response.
@@ -78,14 +79,25 @@ TEMPLATES = [
 # "off" for a connection pooler that cannot keep prepared statements (PgBouncer < 1.21 in
 # transaction mode). See contextweaver_site/db/base.py.
 _prepare_threshold = env_str("CW_DB_PREPARE_THRESHOLD", "5")
+# A pool of at most CW_DB_POOL_SIZE connections per process (psycopg_pool, through Django's
+# OPTIONS["pool"]): under ASGI each request runs in a thread of its own, and thread-local persistent
+# connections grew to hundreds under load. A request waits up to CW_DB_POOL_TIMEOUT seconds for a free
+# connection, then gets a 503 with Retry-After. CW_DB_POOL_SIZE=0 turns the pool off (a connection
+# per request). Size the server's max_connections for every process: docs/production.md.
+DB_POOL_SIZE = env_int("CW_DB_POOL_SIZE", 10)
 DATABASE_OPTIONS = {
     "server_side_binding": True,
     "prepare_threshold": None if _prepare_threshold.strip().lower() in ("off", "") else
     env_int("CW_DB_PREPARE_THRESHOLD", 5),
 }
+if DB_POOL_SIZE > 0:
+    DATABASE_OPTIONS["pool"] = {"min_size": min(2, DB_POOL_SIZE), "max_size": DB_POOL_SIZE,
+                                "timeout": float(env_int("CW_DB_POOL_TIMEOUT", 10)), "max_idle": 300}
+# Set on each new server connection (contextweaver_site/db/base.py), not on every use of it.
+DATABASE_SESSION_SETTINGS = {"hnsw.ef_search": env_int("CW_HNSW_EF_SEARCH", 100)}
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True,
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0, conn_health_checks=True,
                                                   engine="contextweaver_site.db")}
     DATABASES["default"]["OPTIONS"] = {**DATABASE_OPTIONS, **DATABASES["default"].get("OPTIONS", {})}
 else:
@@ -97,11 +109,12 @@ else:
             "NAME": env_str("CW_DB_NAME", embedded_server.DEFAULT_DATABASE),
             "USER": embedded_server.SUPERUSER,
             "HOST": str(embedded_server.socket_dir()),
-            "CONN_MAX_AGE": 60,
+            "CONN_MAX_AGE": 0,
             "CONN_HEALTH_CHECKS": True,
             "OPTIONS": DATABASE_OPTIONS,
         }
     }
+DATABASES["default"]["SESSION_SETTINGS"] = DATABASE_SESSION_SETTINGS
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Channels (live fan-out; docs/live.md) ---------------------------------------------------
@@ -121,6 +134,9 @@ else:
     CHANNEL_LAYERS = {
         "default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": CHANNEL_CAPACITY}}
     }
+# Django's cache holds the API's rate-limit counts: per process by default, shared with Redis.
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 # "notify": the PostgreSQL bridge (memory/live/listener.py); "layer": publish via the channel layer only.
 LIVE_TRANSPORT = env_str("CW_LIVE_TRANSPORT", "layer" if REDIS_URL else "notify")
 
@@ -154,6 +170,15 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = True
 STATICFILES_DIRS = [p for p in [BASE_DIR / "frontend" / "dist"] if p.exists()]
 
+# --- Request limits (contextweaver_site/request_guard.py, before Django reads a body) ---------------
+# A full batch (100 × 32 KB content + 16 KB metadata) fits in the default with room for JSON escapes.
+MAX_REQUEST_BODY_BYTES = env_int("CW_MAX_BODY_BYTES", 10 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
+# Bodies larger than this need credentials that hold (checked from the headers before reading).
+ANONYMOUS_BODY_BYTES = env_int("CW_ANONYMOUS_BODY_BYTES", 64 * 1024)
+# The whole body must arrive within this many seconds (slow clients are answered 408 and closed).
+REQUEST_BODY_TIMEOUT = float(env_int("CW_BODY_TIMEOUT_SECONDS", 30))
+
 # --- REST API ----------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -166,6 +191,13 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "memory.api.errors.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+    # Rate limits (memory/api/throttles.py): 429 with Retry-After beyond them.
+    "DEFAULT_THROTTLE_CLASSES": ["memory.api.throttles.TokenRateThrottle", "memory.api.throttles.PersonRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "token": env_str("CW_THROTTLE_TOKEN", "6000/min"),
+        "person": env_str("CW_THROTTLE_PERSON", "1200/min"),
+        "auth_failure": env_str("CW_THROTTLE_AUTH_FAILURES", "30/min"),
+    },
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 SPECTACULAR_SETTINGS = {
@@ -180,6 +212,16 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
+    # The error answers of every operation and the Error component (memory/api/schema.py).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "memory.api.schema.add_error_responses"],
+    # One name per choice set: several models have a "kind" or a "status" field of their own.
+    "ENUM_NAME_OVERRIDES": {
+        "MemoryKindEnum": "memory.models.MemoryKind", "InteractionKindEnum": "memory.models.InteractionKind",
+        "MemoryStatusEnum": "memory.models.MemoryStatus", "InteractionStatusEnum": "memory.models.InteractionStatus",
+        "EdgeStatusEnum": "memory.models.EdgeStatus", "EdgeOriginEnum": "memory.models.EdgeOrigin",
+        "RelationEnum": "memory.models.Relation", "EntityTypeEnum": "memory.models.EntityType",
+    },
 }
 
 # --- The memory engine (see memory/conf.py for every key and its default) -------------------
@@ -195,7 +237,7 @@ MEMORY = {
     "MAX_METADATA_BYTES": env_int("CW_MAX_METADATA_BYTES", 16 * 1024),
     "MAX_METADATA_DEPTH": env_int("CW_MAX_METADATA_DEPTH", 8),
     "INGEST_MODE": env_str("CW_INGEST_MODE", "queue"),
-    "HNSW_EF_SEARCH": env_int("CW_HNSW_EF_SEARCH", 100),
+    "HNSW_EF_SEARCH": DATABASE_SESSION_SETTINGS["hnsw.ef_search"],
     "EMBED_THREADS": env_int("CW_EMBED_THREADS", 0),
     "EMBED_PRECISION": env_str("CW_EMBED_PRECISION", "auto"),
 }

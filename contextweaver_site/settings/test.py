@@ -7,8 +7,16 @@ os.environ.setdefault("CW_EMBEDDER", "hashing")
 from .base import *  # noqa: E402,F403
 from .base import MEMORY  # noqa: E402
 
-MEMORY = {**MEMORY, "EMBEDDER": os.environ["CW_EMBEDDER"], "INGEST_MODE": "inline", "LLM": "none"}
+# Inline ingest (processed on commit, in the test's process) unless a live test server asks for the queue.
+MEMORY = {**MEMORY, "EMBEDDER": os.environ["CW_EMBEDDER"], "LLM": "none",
+          "INGEST_MODE": os.environ.get("CW_TEST_INGEST_MODE", "inline")}
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # Concurrent test runs on one server need distinct test databases (CW_TEST_DB).
 DATABASES["default"]["TEST"] = {"NAME": os.environ.get("CW_TEST_DB", "test_contextweaver")}  # noqa: F405
+
+# Every test calls from 127.0.0.1 with fresh tokens: limits high enough never to decide a test, except
+# in the tests of the limits themselves (tests/test_throttling.py lowers them).
+REST_FRAMEWORK = {**REST_FRAMEWORK,  # noqa: F405
+                  "DEFAULT_THROTTLE_RATES": {"token": "100000/min", "person": "100000/min",
+                                             "auth_failure": "100000/min"}}

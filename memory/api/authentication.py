@@ -6,8 +6,11 @@ from dataclasses import dataclass
 
 from rest_framework import authentication, exceptions
 
+from contextweaver_site.request_guard import TOKEN_SCOPE_KEY
+
 from ..engine.projects import token_resolve
 from ..models import ApiToken
+from .throttles import AuthFailureThrottle
 
 SCHEMES = {"bearer", "token"}
 
@@ -39,8 +42,16 @@ class ProjectTokenAuthentication(authentication.BaseAuthentication):
             return None
         if len(header) != 2:
             raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <token>'.")
+        verified = getattr(request._request, "scope", {}).get(TOKEN_SCOPE_KEY)
+        if verified and verified[0] == header[1]:
+            return AgentPrincipal(verified[1]), verified[1]
+        failures = AuthFailureThrottle(request)
+        wait = failures.wait_seconds()
+        if wait is not None:
+            raise exceptions.Throttled(wait, detail="Too many failed token checks from this address.")
         token = token_resolve(header[1])
         if token is None:
+            failures.record()
             raise exceptions.AuthenticationFailed("Invalid or revoked API token.")
         return AgentPrincipal(token), token
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from rest_framework import status
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.response import Response
@@ -14,7 +17,21 @@ from ..errors import MemoryEngineError, ValidationFailed
 logger = logging.getLogger(__name__)
 
 
+RETRY_AFTER_SECONDS = 5
+
+
 def exception_handler(exc, context):
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return _error(413, "too_large", f"The request body is over the limit of {limit} bytes.")
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        # The database is unreachable, restarting or out of connections: nothing was written (each
+        # write is one transaction), so the client may retry the same request.
+        logger.warning("database unavailable in %s: %s", context.get("view").__class__.__name__, exc)
+        response = _error(503, "database_unavailable", "The database is unavailable; nothing was written, "
+                          f"retry in {RETRY_AFTER_SECONDS} seconds.")
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
     if isinstance(exc, MemoryEngineError):
         extra_key = "fields" if isinstance(exc, ValidationFailed) else "detail"
         body = {"code": exc.code, "message": exc.message, **({extra_key: exc.extra} if exc.extra else {})}
@@ -37,3 +54,7 @@ def exception_handler(exc, context):
         code = getattr(exc, "default_code", "error")
         response.data = {"error": {"code": code, "message": str(detail)}}
     return response
+
+
+def _error(status_code: int, code: str, message: str) -> Response:
+    return Response({"error": {"code": code, "message": message}}, status=status_code)

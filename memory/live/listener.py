@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -78,7 +79,8 @@ def conninfo() -> str:
                               "password": db.get("PASSWORD") or None, "host": db.get("HOST") or None,
                               "port": db.get("PORT") or None}
     params.update({k: v for k, v in (db.get("OPTIONS") or {}).items() if k in LIBPQ_OPTIONS})
-    params.setdefault("application_name", "contextweaver-live")
+    # Named after the process, so an operator (or a test) can tell one server's listener from another's.
+    params.setdefault("application_name", f"contextweaver-live-{os.getpid()}")
     return make_conninfo(**{k: v for k, v in params.items() if v is not None})
 
 

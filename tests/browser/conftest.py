@@ -12,10 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -61,46 +57,23 @@ def django_db_setup(django_test_environment, django_db_blocker):
         teardown_databases(config, verbosity=0)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def server_url(django_db_setup, django_db_blocker) -> str:
     """A uvicorn process (HTTP + websockets) on the test database; stopped before the database is dropped."""
     from django.db import connection
 
+    from contextweaver_site.serve import running_server
+
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "contextweaver_site.settings.test",
            "CW_DB_NAME": _test_database(connection), "DEBUG": "false"}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    log = (ARTIFACTS / "browser-server.log").open("w")
-    server = subprocess.Popen([sys.executable, "-m", "uvicorn", "contextweaver_site.asgi:application", "--host",
-                               "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-                              cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
+    with (ARTIFACTS / "browser-server.log").open("w") as log:
         try:
-            urllib.request.urlopen(url + "/login/", timeout=2).read()
-            break
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                server.kill()
-                pytest.fail(f"the test server did not start; see {log.name}")
-            time.sleep(0.3)
-    try:
-        yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+            with running_server(env, log=log) as url:
+                yield url
+        except RuntimeError as exc:
+            pytest.fail(str(exc))
 
 
 @dataclass

@@ -14,6 +14,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from contextweaver_site.serve import uvicorn_command
 from memory.demo.bootstrap import demo_login, demo_project, demo_token, missing_scenarios, scenario_load
 
 
@@ -61,8 +62,7 @@ class Command(BaseCommand):
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
         token_file = Path(settings.VAR_DIR) / "demo_token"
         commands = {
-            "web": [sys.executable, "-m", "uvicorn", "contextweaver_site.asgi:application", "--host", host,
-                    "--port", str(port), "--log-level", "warning"],
+            "web": uvicorn_command(host=host, port=port),
             "worker": [*manage, "procrastinate", "worker", "--queues", "ingest"],
         }
         if not no_agent:
