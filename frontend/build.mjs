@@ -8,7 +8,12 @@ import * as esbuild from "esbuild";
 
 const options = {
   absWorkingDir: dirname(fileURLToPath(import.meta.url)),
-  entryPoints: { session: "src/session.js", app: "styles/app.css" },
+  // page.js and prefetch.js are classic scripts (no import/export; each wraps itself in a function), so the
+  // ESM output runs as a plain <script>. swagger.css replaces the API docs page's inline <style> (CSP).
+  entryPoints: {
+    session: "src/session.js", page: "src/page.js", prefetch: "src/prefetch.js",
+    app: "styles/app.css", swagger: "styles/swagger.css",
+  },
   outdir: "dist/cw",
   bundle: true,
   format: "esm",

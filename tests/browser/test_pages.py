@@ -107,7 +107,7 @@ def test_filters_and_search_change_the_graph_and_the_list_matches(page, site):
 
     page.click("[data-tab='graph']")
     page.fill("#graph-search", "seafood")
-    page.wait_for_function("document.querySelector('#search-count').textContent.length > 0")
+    page.wait_for_function("() => document.querySelector('#search-count').textContent.length > 0")
     matches = page.evaluate("cw.cy.nodes('.match').map(n => n.data('mid')).sort((a, b) => a - b)")
     contents = page.evaluate("Object.fromEntries([...cw.model.memories.values()].map(m => [m.id, m.content]))")
     expected = sorted(int(i) for i, c in contents.items() if "seafood" in c.lower() and int(i) in shown)

@@ -12,6 +12,18 @@ import { kindColor, relationColor, stylesheet } from "./style.js";
 cytoscape.use(fcose);
 cytoscape.use(dagre);
 
+// Cytoscape inserts an inline <style> (position: relative on its container) unless an element with this id
+// exists. The Content-Security-Policy refuses inline styles, and app.css positions #cy already, so a marker
+// element stands in for it.
+const CYTOSCAPE_STYLESHEET_ID = "__________cytoscape_stylesheet";
+
+function markCytoscapeStylesheet() {
+  if (document.getElementById(CYTOSCAPE_STYLESHEET_ID)) return;
+  const marker = document.createElement("meta");
+  marker.id = CYTOSCAPE_STYLESHEET_ID;
+  document.head.append(marker);
+}
+
 const LARGE_NODES = 800;
 const LARGE_EDGES = 1600;
 const PULSE_MS = 2400;
@@ -71,6 +83,7 @@ export class GraphView {
     // Large graphs are drawn nodes first (interactive at once), edges in chunks right after.
     if (this.large && !model.hasServerPositions) quickLayout(model);
     this.pendingEdges = this.large ? this._edgeElements() : [];
+    markCytoscapeStylesheet();
     this.cy = cytoscape({
       container,
       elements: this.large ? this._nodeElements() : [...this._nodeElements(), ...this._edgeElements()],
