@@ -33,6 +33,12 @@ class ProviderError(MemoryEngineError):
     code = "provider_unavailable"
 
 
+class LLMNotConfigured(ProviderError):
+    """The job needs an LLM and this deployment has none (CW_LLM=none): a 503 until one is configured."""
+
+    code = "llm_not_configured"
+
+
 class EmbeddingSpaceMismatch(MemoryEngineError):
     status_code = 500
     code = "embedding_space_mismatch"

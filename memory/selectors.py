@@ -67,6 +67,11 @@ def session_list(*, project: Project) -> QuerySet[AgentSession]:
     ).order_by("-last_activity_at", "-id")
 
 
+def session_with_counts(session: AgentSession) -> AgentSession:
+    """The session again, with the counts session_list gives (what SessionOutput shows)."""
+    return session_list(project=session.project).get(pk=session.pk)
+
+
 @dataclass
 class SessionGraph:
     memories: list[SimpleNamespace]  # Memory's attribute names, GRAPH_MEMORY_FIELDS only

@@ -11,7 +11,7 @@ Who may call (checked on the server):
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
@@ -194,8 +194,12 @@ class SummariseApi(APIView):
 
 
 class ReviewApi(APIView):
-    @extend_schema(request=ReviewInput, responses=JobOutput, tags=TAG,
-                   summary="Re-check weak inferred edges with the review LLM (503 without an LLM)")
+    @extend_schema(request=ReviewInput, tags=TAG,
+                   responses={200: JobOutput, 503: OpenApiResponse(
+                       description="`llm_not_configured`: edge review needs an LLM and none is configured "
+                                   "(set CW_LLM=openai and OPENAI_API_KEY); a dry run still answers 200 with a "
+                                   "note. Also `database_unavailable`, as for every operation.")},
+                   summary="Re-check weak inferred edges with the review LLM (needs an LLM: else 503)")
     def post(self, request, project_slug: str):
         project = project_for(request, project_slug, min_role=Role.CURATOR)
         data = _valid(ReviewInput, request).validated_data

@@ -41,14 +41,15 @@ class SessionInput(serializers.Serializer):
 
 
 class SessionOutput(serializers.ModelSerializer):
-    interaction_count = serializers.IntegerField(read_only=True, required=False)
-    memory_count = serializers.IntegerField(read_only=True, required=False)
-    filtered_count = serializers.IntegerField(read_only=True, required=False,
-                                              help_text="Interactions the selective filter dropped.")
-    edge_count = serializers.IntegerField(read_only=True, required=False)
-    proposal_count = serializers.IntegerField(read_only=True, required=False,
+    """A session with its counts: give it a session from selectors.session_list / session_with_counts."""
+
+    interaction_count = serializers.IntegerField(read_only=True)
+    memory_count = serializers.IntegerField(read_only=True)
+    filtered_count = serializers.IntegerField(read_only=True, help_text="Interactions the selective filter dropped.")
+    edge_count = serializers.IntegerField(read_only=True)
+    proposal_count = serializers.IntegerField(read_only=True,
                                               help_text="Inferred edges waiting for review (needs_review).")
-    last_change_at = serializers.DateTimeField(read_only=True, required=False, allow_null=True)
+    last_change_at = serializers.DateTimeField(read_only=True, allow_null=True)
 
     class Meta:
         model = AgentSession
@@ -97,6 +98,15 @@ class InteractionOutput(serializers.ModelSerializer):
 
     def get_memory_ids(self, obj: Interaction) -> list[int]:
         return sorted(m.pk for m in obj.memories.all())
+
+
+class InteractionPageOutput(serializers.Serializer):
+    """One page of a session's interactions (limit/offset pagination)."""
+
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = InteractionOutput(many=True)
 
 
 class AcceptedOutput(serializers.Serializer):

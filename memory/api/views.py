@@ -15,13 +15,24 @@ from ..engine.projects import session_create
 from ..engine.recall import RecallQuery, memory_recall
 from ..live.masking import changes_for_viewer
 from ..models import ApiToken, Interaction, Project, Role
-from ..selectors import change_list, interaction_list, session_graph, session_list, user_may_see_sensitive
+from ..selectors import (
+    change_list,
+    interaction_list,
+    session_graph,
+    session_list,
+    session_with_counts,
+    user_may_see_sensitive,
+)
 from . import serializers as s
 from .access import project_for, session_for
 from .authentication import actor_of
 from .pagination import BoundedPagination
 
 WAIT_PARAM = OpenApiParameter("wait", bool, description="Process before answering (201 with results) instead of 202.")
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key", str, location=OpenApiParameter.HEADER, required=False,
+    description="Key for an item without its own idempotency_key: the key itself for one interaction, "
+                "`<key>:<index>` for each item of a batch, so a retried request is stored once.")
 TRUE = {"1", "true", "yes"}
 
 
@@ -36,11 +47,14 @@ class SessionListCreateApi(APIView):
         project = project_for(request, project_slug, min_role=Role.CURATOR)
         data = _validated(s.SessionInput, request.data)
         session = session_create(project=project, actor=actor_of(request), **data)
-        return Response(s.SessionOutput(session).data, status=status.HTTP_201_CREATED)
+        return Response(s.SessionOutput(session_with_counts(session)).data, status=status.HTTP_201_CREATED)
 
 
 class InteractionListAcceptApi(APIView):
-    @extend_schema(responses=s.InteractionOutput(many=True), summary="List a session's interactions")
+    @extend_schema(responses=s.InteractionPageOutput, summary="List a session's interactions, oldest first",
+                   operation_id="projects_sessions_interactions_list",
+                   parameters=[OpenApiParameter("limit", int, description="Page size (default 100, 1 to 1000)."),
+                               OpenApiParameter("offset", int, description="Skip this many (default 0).")])
     def get(self, request, project_slug: str, session_id: int):
         session = session_for(project_for(request, project_slug), session_id)
         queryset = interaction_list(session=session).prefetch_related("memories")
@@ -53,8 +67,10 @@ class InteractionListAcceptApi(APIView):
             component_name="InteractionPost", serializers=[s.InteractionInput, s.InteractionBatchInput],
             resource_type_field_name=None,
         ),
-        parameters=[WAIT_PARAM],
-        responses={202: s.AcceptedBatchOutput, 201: s.AcceptedBatchOutput, 200: s.AcceptedBatchOutput},
+        parameters=[WAIT_PARAM, IDEMPOTENCY_HEADER],
+        responses={202: s.AcceptedBatchOutput, 201: s.AcceptedBatchOutput, 200: s.AcceptedBatchOutput,
+                   409: OpenApiResponse(description="An idempotency key was used before for a different "
+                                                    "interaction: `error.detail.interaction_id` names it.")},
         summary="Send one interaction or a batch ({\"interactions\": [...]})",
     )
     def post(self, request, project_slug: str, session_id: int):
@@ -154,7 +170,7 @@ class SessionGraphApi(APIView):
                                  entities=graph.entity_names.get(m.pk, []), show_sensitive=show_sensitive)
                     for m in graph.memories]
         return Response({
-            "session": s.SessionOutput(session).data, "memories": memories,
+            "session": s.SessionOutput(session_with_counts(session)).data, "memories": memories,
             "edges": [s.graph_edge(e) for e in graph.edges], "entities": s.EntityOutput(entities, many=True).data,
             "last_change_id": graph.last_change_id, "truncated": graph.truncated,
             "total_memories": graph.total_memories, "around": graph.around,

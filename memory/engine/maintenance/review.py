@@ -23,7 +23,7 @@ from django.db.models import Q
 from pydantic import BaseModel, Field
 
 from ...conf import memory_settings
-from ...errors import ProviderError, ValidationFailed
+from ...errors import LLMNotConfigured, ProviderError, ValidationFailed
 from ...models import Edge, EdgeOrigin, EdgeStatus, MemoryStatus, Project, Relation
 from ...providers import get_llm
 from ...providers.base import LLM
@@ -62,7 +62,7 @@ def reviewer() -> tuple[LLM, str]:
     """The configured provider with the review model; ProviderError (clear message) without an LLM."""
     llm = get_llm()
     if not llm.available:
-        raise ProviderError(NEEDS_LLM)
+        raise LLMNotConfigured(NEEDS_LLM)
     model = memory_settings.REVIEW_LLM_MODEL or getattr(llm, "model", None) or memory_settings.LLM_MODEL
     if getattr(llm, "model", model) != model:
         llm = type(llm)(model=model, timeout=memory_settings.LLM_TIMEOUT, max_retries=memory_settings.LLM_MAX_RETRIES)
