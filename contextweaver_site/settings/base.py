@@ -248,7 +248,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"procrastinate": {"level": env_str("PROCRASTINATE_LOG_LEVEL", "WARNING")}},
+    "loggers": {"procrastinate": {"level": env_str("PROCRASTINATE_LOG_LEVEL", "WARNING")},
+                # django-axes logs every login at INFO; lockouts are WARNING.
+                "axes": {"level": "WARNING"}},
 }
 
 # Browser protections (CSP, cookies, caching of logged-in pages): settings/security.py; the profile
