@@ -277,3 +277,21 @@ def test_a_batch_header_too_long_with_its_index_is_a_400(api, url, primed):
     response = api.post(url, {"interactions": items}, format="json", HTTP_IDEMPOTENCY_KEY="h" * 199)
     assert_invalid(response, "Idempotency-Key")
     assert counts() == primed
+
+
+@pytest.mark.parametrize("path", ["/?q=%00", "/p/travel/?q=a%00b", "/api/projects/travel/sessions/?x=%00"])
+def test_a_nul_in_the_query_string_is_a_400_on_pages_and_the_api(api, agent_session, primed, path):
+    from django.contrib.auth import get_user_model
+
+    from memory.models import Membership, Role
+
+    person = get_user_model().objects.create_user("nul-reader", password="a-long-password-1")
+    Membership.objects.create(project=agent_session.project, user=person, role=Role.VIEWER)
+    api.force_authenticate(None)
+    api.credentials()
+    api.force_login(person)
+    response = api.get(path)
+    assert response.status_code == 400, response.content
+    if path.startswith("/api/"):
+        assert response.json()["error"]["code"] == "invalid"
+    assert counts() == primed
