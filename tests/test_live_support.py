@@ -55,7 +55,7 @@ def child_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CW_LIVE_TRANSPORT")}
     env.update({"DJANGO_SETTINGS_MODULE": "contextweaver_site.settings.test",
                 "CW_DB_NAME": connection.settings_dict["NAME"], "CW_EMBEDDER": "hashing",
-                "PYTHONUNBUFFERED": "1", "LOG_LEVEL": "INFO"})
+                "PYTHONUNBUFFERED": "1", "LOG_LEVEL": "INFO", "CW_DB_POOL_SIZE": "10"})
     env.update(extra)
     return env
 

@@ -207,7 +207,7 @@ def test_review_without_an_llm_is_503_and_says_why(person, memories):
     response = post(person(Role.CURATOR), "review", {})
     assert response.status_code == 503, response.content
     error = response.json()["error"]
-    assert error["code"] == "provider_unavailable" and "Edge review needs an LLM" in error["message"]
+    assert error["code"] == "llm_not_configured" and "Edge review needs an LLM" in error["message"]
     assert db_state() == before
 
 

@@ -12,6 +12,14 @@ MEMORY = {**MEMORY, "EMBEDDER": os.environ["CW_EMBEDDER"], "LLM": "none",
           "INGEST_MODE": os.environ.get("CW_TEST_INGEST_MODE", "inline")}
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+# The test process itself runs unpooled: pytest-django closes each thread's connection, while a pooled one
+# that a test thread never handed back kept the test database from being dropped. Servers started by tests
+# set CW_DB_POOL_SIZE and run pooled, as in production.
+if "CW_DB_POOL_SIZE" not in os.environ:
+    DATABASES["default"]["OPTIONS"] = {k: v for k, v in DATABASES["default"]["OPTIONS"].items()  # noqa: F405
+                                       if k != "pool"}
+    DATABASES["default"]["CONN_MAX_AGE"] = 60  # noqa: F405
+
 # Concurrent test runs on one server need distinct test databases (CW_TEST_DB).
 DATABASES["default"]["TEST"] = {"NAME": os.environ.get("CW_TEST_DB", "test_contextweaver")}  # noqa: F405
 

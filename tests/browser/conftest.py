@@ -66,7 +66,7 @@ def server_url(django_db_setup, django_db_blocker) -> str:
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "contextweaver_site.settings.test",
-           "CW_DB_NAME": _test_database(connection), "DEBUG": "false"}
+           "CW_DB_NAME": _test_database(connection), "DEBUG": "false", "CW_DB_POOL_SIZE": "10"}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     with (ARTIFACTS / "browser-server.log").open("w") as log:
         try:
