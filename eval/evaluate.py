@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memory.models import Edge, Relation
+from memory.providers import get_embedder
 
+from .baselines import BASELINES, BaselineIndex, is_far
 from .dataset import Question
 from .ingest import ACTOR, IngestedFile
 from .metrics import EdgeScores, edge_scores, recall_at_k, reciprocal_rank
@@ -14,19 +16,28 @@ from .metrics import EdgeScores, edge_scores, recall_at_k, reciprocal_rank
 UNSCORED_RELATIONS = (Relation.NEXT_IN_SESSION, Relation.SHARES_ENTITY, Relation.SUMMARIZES)
 
 
+DEPTH = 10  # every system returns its top 10; R@5, R@10 and MRR are read from that list
+
+
 @dataclass
 class QuestionResult:
     file: str
     language: str
     question: Question
-    preset: str
-    k: int
-    lost: list[str]  # needed interactions the engine filtered out at ingest
-    recall: float | None  # over the needed memories that exist; None when every needed interaction was lost
-    rr: float | None
-    stale_above: bool | None  # superseded questions: a stale memory outranks every current one in the top k
-    ranked: list[str] = field(default_factory=list)  # local ids of the returned memories, best first
-    missing: list[str] = field(default_factory=list)  # kept needed interactions not in the top k
+    preset: str  # an engine preset, or a baseline (eval/baselines.py)
+    k: int  # how deep the ranking was read
+    lost: list[str]  # needed interactions the engine filtered out at ingest (misses, for the engine)
+    r5: float | None  # share of the needed interactions in the top 5; None when the question needs none
+    r10: float | None
+    rr: float | None  # 1 / rank of the first needed interaction within the top 10 (0 if none)
+    far5: float | None  # share of the *far* needed interactions (no content word shared with the question) in top 5
+    stale_above: bool | None  # superseded questions: a stale interaction outranks every current one in the top 5
+    ranked: list[str] = field(default_factory=list)  # local ids returned, best first
+    missing: list[str] = field(default_factory=list)  # needed interactions not in the top 5
+
+    @property
+    def recall(self) -> float | None:
+        return self.r5
 
 
 @dataclass
@@ -39,28 +50,45 @@ class EdgeResult:
     by_relation: dict[str, int] = field(default_factory=dict)  # predicted (scored) edges per relation
 
 
-def evaluate_questions(ingested: IngestedFile, presets: list[str], k: int | None = None) -> list[QuestionResult]:
-    """One result per (question, preset); `k` overrides each question's own k."""
-    return [_ask(ingested, question, preset, k or question.k)
-            for question in ingested.spec.questions for preset in presets]
+def evaluate_questions(ingested: IngestedFile, presets: list[str], k: int | None = None,
+                       baselines: tuple[str, ...] = BASELINES) -> list[QuestionResult]:
+    """One result per (question, system): the baselines first, then each engine preset. `k` overrides the depth."""
+    depth = max(k or DEPTH, 1)
+    index = BaselineIndex(ingested.spec, get_embedder()) if baselines else None
+    results = []
+    for question in ingested.spec.questions:
+        for baseline in baselines:
+            results.append(_score(ingested, question, baseline, depth, index.rank(question, baseline, depth)))
+        for preset in presets:
+            results.append(_score(ingested, question, preset, depth, _engine_ranking(ingested, question, preset,
+                                                                                      depth)))
+    return results
 
 
-def _ask(ingested: IngestedFile, question: Question, preset: str, k: int) -> QuestionResult:
-    """Recall, then score in local-id space: each returned memory stands for the interaction it came from."""
+def _engine_ranking(ingested: IngestedFile, question: Question, preset: str, depth: int) -> list[str]:
+    """Recall, in local-id space: each returned memory stands for the interaction it came from."""
     from memory.engine.recall import RecallQuery, memory_recall  # the read path is being rebuilt: late import
 
     session = None if question.scope == "project" else ingested.sessions[question.scope]
     result = memory_recall(project=ingested.project, actor=ACTOR,
-                           query=RecallQuery(text=question.text, k=k, session=session, preset=preset))
-    relevant = {n for n in question.needs if ingested.kept(n)}
-    stale = {s for s in question.superseded if ingested.kept(s)}
-    ranked = [ingested.label(item.memory.pk, prefer=relevant | stale) for item in result.items][:k]
+                           query=RecallQuery(text=question.text, k=depth, session=session, preset=preset))
+    prefer = set(question.needs) | set(question.superseded)
+    ranked = [ingested.label(item.memory.pk, prefer=prefer) for item in result.items]
+    return list(dict.fromkeys(ranked))[:depth]
+
+
+def _score(ingested: IngestedFile, question: Question, preset: str, depth: int, ranked: list[str]) -> QuestionResult:
+    """Every needed interaction counts, also one the engine dropped at ingest: a lost one is a miss."""
+    needs = set(question.needs)
+    contents = {i.id: i.content for i in ingested.spec.interactions}
+    far = {n for n in needs if is_far(question.text, contents[n])}
+    stale = set(question.superseded)
     return QuestionResult(
-        file=ingested.spec.name, language=ingested.spec.language, question=question, preset=preset, k=k,
-        lost=[n for n in question.needs if n not in relevant],
-        recall=recall_at_k(ranked, relevant, k), rr=reciprocal_rank(ranked, relevant, k),
-        stale_above=_stale_above(ranked, relevant, stale) if stale else None,
-        ranked=ranked, missing=[n for n in question.needs if n in relevant and n not in ranked],
+        file=ingested.spec.name, language=ingested.spec.language, question=question, preset=preset, k=depth,
+        lost=[n for n in question.needs if not ingested.kept(n)],
+        r5=recall_at_k(ranked, needs, 5), r10=recall_at_k(ranked, needs, 10), rr=reciprocal_rank(ranked, needs, 10),
+        far5=recall_at_k(ranked, far, 5), stale_above=_stale_above(ranked[:5], needs, stale) if stale else None,
+        ranked=ranked, missing=[n for n in question.needs if n not in ranked[:5]],
     )
 
 

@@ -24,13 +24,16 @@ class RunInfo:
 
 
 def aggregate(results: list[QuestionResult]) -> dict[str, Any]:
-    """Mean recall@k and MRR over the answerable questions, with the ingest losses alongside."""
+    """Mean R@5, R@10, MRR and far-evidence R@5 over the questions, with the ingest losses alongside."""
     stale = [r.stale_above for r in results if r.stale_above is not None]
     return {
         "questions": len(results),
-        "answerable": sum(1 for r in results if r.recall is not None),
-        "recall": mean(r.recall for r in results),
+        "answerable": sum(1 for r in results if r.r5 is not None),
+        "recall": mean(r.r5 for r in results),
+        "r10": mean(r.r10 for r in results),
         "mrr": mean(r.rr for r in results),
+        "far5": mean(r.far5 for r in results),
+        "far_questions": sum(1 for r in results if r.far5 is not None),
         "needed": sum(len(r.question.needs) for r in results),
         "lost": sum(len(r.lost) for r in results),
         "stale_above": sum(stale) / len(stale) if stale else None,
@@ -105,12 +108,14 @@ def _f(value: float | None) -> str:
 
 
 def stdout_table(summary: dict) -> str:
-    """A compact fixed-width table: one row per preset, then one line of edge scores per language."""
-    head = ["preset", "n", "R@k", "MRR", "R@k en", "R@k zh", *QUESTION_TYPES, "lost"]
+    """A compact fixed-width table: one row per system (baselines, then presets), then edges and ingest."""
+    head = ["system", "n", "R@5", "R@10", "MRR", "far@5", "R@5 en", "R@5 zh", *(f"{t} R@5" for t in QUESTION_TYPES),
+            "lost"]
     rows = [head]
     for preset, agg in summary["presets"].items():
         overall = agg["overall"]
-        rows.append([preset, str(overall["answerable"]), _f(overall["recall"]), _f(overall["mrr"]),
+        rows.append([preset, str(overall["answerable"]), _f(overall["recall"]), _f(overall["r10"]),
+                     _f(overall["mrr"]), _f(agg["by_type"]["chain"]["far5"]),
                      *(_f(agg["by_language"][lang]["recall"]) for lang in LANGUAGES),
                      *(_f(agg["by_type"][t]["recall"]) for t in QUESTION_TYPES),
                      f"{overall['lost']}/{overall['needed']}"])
@@ -137,10 +142,15 @@ def markdown(summary: dict, info: RunInfo, questions: list[QuestionResult], inge
         f"LLM: **{info.llm}**; database `{info.database}` (embedded server). Regenerate with `{info.command}`.",
         "",
         "Labelled data: `eval/data/*.json` (hand-written agent sessions in English and Chinese, ingested through",
-        "`interactions_accept` + `interaction_process`). recall@k counts only needed interactions the engine kept",
-        "as memories; the needed interactions it filtered out are reported as *lost at ingest* (also an engine",
-        "error; counted once per question that needs them). MRR is the reciprocal rank of the first needed memory",
-        "in the top k (0 if none). Each question's k is in the per-question table.",
+        "`interactions_accept` + `interaction_process`). Every system returns its top 10 for each question; R@5 and",
+        "R@10 are the share of the needed interactions in the top 5 / 10, MRR the reciprocal rank of the first",
+        "needed one within the top 10 (0 if none). A needed interaction the engine filtered out at ingest counts",
+        "as a miss (and is listed as *lost at ingest*). *far@5*: R@5 over the needed interactions that share no",
+        "content word with the question, which a search cannot find and only a link can reach.",
+        "",
+        "**Baselines**, over the same interactions in the same run (`eval/baselines.py`): `bm25` is Okapi BM25",
+        "over every interaction of the question's scope (unfiltered; Chinese segmented with jieba), `bm25+vector`",
+        "fuses that ranking with the embedder's cosine ranking by reciprocal-rank fusion (k 60).",
         "",
         *_data_section(summary),
         *_recall_section(summary),
@@ -168,25 +178,28 @@ def _recall_section(summary: dict) -> list[str]:
     type_rows = []
     for preset, agg in summary["presets"].items():
         o = agg["overall"]
-        overall_rows.append([preset, str(o["answerable"]), _f(o["recall"]), _f(o["mrr"]),
-                             *(f"{_f(agg['by_language'][g]['recall'])} / {_f(agg['by_language'][g]['mrr'])}"
+        chain = agg["by_type"]["chain"]
+        overall_rows.append([preset, str(o["answerable"]), _f(o["recall"]), _f(o["r10"]), _f(o["mrr"]),
+                             f"{_f(chain['far5'])} (n={chain['far_questions']})",
+                             *(f"{_f(agg['by_language'][g]['recall'])} / {_f(agg['by_language'][g]['r10'])}"
                                for g in LANGUAGES),
                              f"{o['lost']} of {o['needed']}", _f(agg["by_type"]["superseded"]["stale_above"])])
-        type_rows.append([preset, *(f"{_f(agg['by_type'][t]['recall'])} / {_f(agg['by_type'][t]['mrr'])} "
-                                    f"(n={agg['by_type'][t]['answerable']})" for t in QUESTION_TYPES)])
+        type_rows.append([preset, *(f"{_f(agg['by_type'][t]['recall'])} / {_f(agg['by_type'][t]['r10'])} / "
+                                    f"{_f(agg['by_type'][t]['mrr'])} (n={agg['by_type'][t]['answerable']})"
+                                    for t in QUESTION_TYPES)])
     stale = sum(r["stale"] for r in summary["ingest"])
     marked = sum(r["stale_marked"] for r in summary["ingest"])
     return [
         "## Recall", "",
-        *_table(["preset", "questions", "recall@k", "MRR", *(f"{g}: recall / MRR" for g in LANGUAGES),
+        *_table(["system", "questions", "R@5", "R@10", "MRR", "chain far@5", *(f"{g}: R@5 / R@10" for g in LANGUAGES),
                  "needed lost at ingest", "stale outranks current"], overall_rows),
         "",
-        "*Stale outranks current*: share of `superseded` questions where a superseded memory is in the top k and",
+        "*Stale outranks current*: share of `superseded` questions where a superseded one is in the top 5 and",
         f"above every current one (lower is better). The engine marked {marked} of the {stale} labelled stale",
         "interactions' memories as superseded.",
         "",
-        "### By question type (recall@k / MRR)", "",
-        *_table(["preset", *QUESTION_TYPES], type_rows), "",
+        "### By question type (R@5 / R@10 / MRR)", "",
+        *_table(["system", *QUESTION_TYPES], type_rows), "",
     ]
 
 
@@ -222,12 +235,12 @@ def _misses_section(questions: list[QuestionResult], ingested: list[IngestedFile
     presets = list(dict.fromkeys(r.preset for r in questions))
     by_key = {(r.file, r.question.id, r.preset): r for r in questions}
     keys = list(dict.fromkeys((r.file, r.question.id) for r in questions))
-    rows = [[f"`{f}` {q}", by_key[(f, q, presets[0])].question.type, str(by_key[(f, q, presets[0])].k),
-             *(f"{_f(by_key[(f, q, p)].recall)} / {_f(by_key[(f, q, p)].rr)}" for p in presets)] for f, q in keys]
-    lines = ["## Per question", "", *_table(["question", "type", "k", *(f"{p}: recall / RR" for p in presets)], rows),
-             "", "## Misses per preset", "",
-             "Questions whose needed memories were not all in the top k: the needed ids missing, then the local ids",
-             "of what came back, best first.", ""]
+    rows = [[f"`{f}` {q}", by_key[(f, q, presets[0])].question.type,
+             *(f"{_f(by_key[(f, q, p)].r5)} / {_f(by_key[(f, q, p)].rr)}" for p in presets)] for f, q in keys]
+    lines = ["## Per question", "", *_table(["question", "type", *(f"{p}: R@5 / RR" for p in presets)], rows),
+             "", "## Misses per system", "",
+             "Questions whose needed interactions were not all in the top 5: the needed ids missing, then the local",
+             "ids of what came back, best first.", ""]
     for index, preset in enumerate(presets):
         mine = [r for r in questions if r.preset == preset]
         misses = [r for r in mine if r.recall is not None and r.recall < 1]
@@ -237,8 +250,8 @@ def _misses_section(questions: list[QuestionResult], ingested: list[IngestedFile
             continue
         for r in misses:
             missing = "; ".join(f"{n} “{_excerpt(contents[(r.file, n)], 60)}”" for n in r.missing)
-            lines.append(f"- `{r.file}` {r.question.id} ({r.question.type}, recall {_f(r.recall)}): "
-                         f"“{r.question.text}” — missing {missing} — got {', '.join(r.ranked) or 'nothing'}")
+            lines.append(f"- `{r.file}` {r.question.id} ({r.question.type}, R@5 {_f(r.recall)}): "
+                         f"“{r.question.text}” — missing {missing} — got {', '.join(r.ranked[:5]) or 'nothing'}")
         lines.append("")
     return lines
 

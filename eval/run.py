@@ -1,4 +1,5 @@
-"""`make eval`: ingest the labelled conversations, ask every question per preset, score edges, write docs/eval.md.
+"""`make eval`: ingest the labelled conversations, ask every question of each baseline and preset, score edges,
+write docs/eval.md.
 
     python -m eval.run [--preset vector,hybrid,ripple] [--k 5] [--out docs/eval.md] [--files pattern]
 """
@@ -25,7 +26,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m eval.run", description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default=",".join(DEFAULT_PRESETS),
                         help="comma-separated recall presets (default: %(default)s)")
-    parser.add_argument("--k", type=int, default=None, help="override every question's k (default: its own, 5)")
+    parser.add_argument("--k", type=int, default=None,
+                        help="how deep each system's ranking is read (default 10: R@5, R@10 and MRR from it)")
     parser.add_argument("--out", default="docs/eval.md", help="markdown report path (default: %(default)s)")
     parser.add_argument("--files", default="*.json", help="glob in eval/data (default: %(default)s)")
     args = parser.parse_args(argv)

@@ -164,6 +164,7 @@ def test_parse_args_defaults_and_preset_list():
 
 @pytest.mark.django_db(transaction=True)
 def test_end_to_end_run_on_one_file():
+    from eval.baselines import BASELINES
     from eval.report import RunInfo, markdown, stdout_table
     from eval.run import DEFAULT_PRESETS, run
 
@@ -175,23 +176,27 @@ def test_end_to_end_run_on_one_file():
     assert set(only.statuses) == {i.id for i in spec.interactions}, "every local id maps to its interaction"
     assert set(only.statuses.values()) <= {"kept", "filtered"}, "nothing failed or stayed pending"
     assert any(only.kept(i.id) for i in spec.interactions)
-    assert len(questions) == len(spec.questions) * len(DEFAULT_PRESETS)
+    systems = [*BASELINES, *DEFAULT_PRESETS]
+    assert len(questions) == len(spec.questions) * len(systems)
 
     assert set(summary) == {"presets", "edges", "ingest"}
-    assert list(summary["presets"]) == list(DEFAULT_PRESETS)
+    assert list(summary["presets"]) == systems, "the baselines are computed in the same run, beside every preset"
     for agg in summary["presets"].values():
         assert set(agg) == {"overall", "by_language", "by_type"}
         assert set(agg["by_language"]) == set(LANGUAGES) and set(agg["by_type"]) == set(QUESTION_TYPES)
         assert agg["overall"]["questions"] == len(spec.questions)
         assert agg["by_language"]["en"]["questions"] == 0
         for block in [agg["overall"], *agg["by_language"].values(), *agg["by_type"].values()]:
-            for key in ("recall", "mrr", "stale_above"):
+            for key in ("recall", "r10", "mrr", "far5", "stale_above"):
                 assert block[key] is None or 0.0 <= block[key] <= 1.0, (key, block)
             assert 0 <= block["lost"] <= block["needed"]
     for result in questions:
         assert result.recall is None or 0.0 <= result.recall <= 1.0
+        assert result.r10 is None or result.recall <= result.r10 <= 1.0
         assert result.rr is None or 0.0 <= result.rr <= 1.0
-        assert len(result.ranked) <= result.k
+        assert len(result.ranked) <= result.k == 10
+    bm25 = [r for r in questions if r.preset == "bm25"]
+    assert any(r.r5 for r in bm25), "BM25 finds some evidence"
     edges = summary["edges"]
     for block in [edges["overall"], *edges["by_language"].values()]:
         for key in ("precision", "recall", "f1"):
@@ -207,10 +212,10 @@ def test_end_to_end_run_on_one_file():
     report = markdown(summary, info, questions, ingested)
     for heading in ("# Recall and dependency-graph evaluation", "## Recall", "### By question type",
                     "## Dependency edges", "## Needed interactions lost at ingest", "## Per question",
-                    "## Misses per preset"):
+                    "## Misses per system"):
         assert heading in report
     table = stdout_table(summary)
-    assert all(preset in table for preset in DEFAULT_PRESETS) and "edges (P/R/F1" in table
+    assert all(system in table for system in systems) and "edges (P/R/F1" in table
     assert "stale memories marked superseded" in table
 
 
