@@ -172,3 +172,50 @@ def test_recall_answers_the_same_once_its_statements_are_prepared(project, chain
     assert connection.connection.prepare_threshold == 5
     prepared = connection.connection.execute("SELECT count(*) FROM pg_prepared_statements").fetchone()[0]
     assert prepared >= 4  # seeds, both ripple hops, the top k with their sources, …
+
+
+# --- recall that earns the graph (issue 11) --------------------------------------------------------
+
+
+def test_hybrid_honours_k_beyond_the_seed_count(project, agent_session):
+    texts = [f"Hotel option {n}: a room near the Bund for {300 + n * 10} RMB a night" for n in range(14)]
+    memories = _ingest(agent_session, texts)
+    assert len(memories) >= 12
+    result = memory_recall(project=project, query=RecallQuery("hotel room near the Bund", k=12, preset="hybrid"),
+                           actor="t")
+    assert len(result.items) == 12, "k is honoured even though seed_count is 8"
+
+
+def test_a_memory_reached_by_links_never_outranks_what_led_to_it(project, agent_session):
+    """Several strong paths sum up past every seed; the cap keeps the direct matches first."""
+    memories = _ingest(agent_session, [
+        "Xiaoming is allergic to seafood, so avoid shellfish and fish dishes",
+        "No seafood at the welcome dinner: the chef will cook a vegetarian menu",
+        "The seafood market visit is cancelled because of the allergy",
+        "Room 1208 at the riverside hotel confirmed for three nights",
+    ])
+    *seeds, hub = memories
+    Edge.objects.filter(session=agent_session).delete()
+    for seed in seeds:
+        _link(seed, hub, Relation.CAUSAL, status=EdgeStatus.APPROVED)
+    query = RecallQuery("which seafood must be avoided?", k=4, preset="ripple", params={"seed_count": 3})
+    result = memory_recall(project=project, query=query, actor="t")
+    ranked = [i.memory.pk for i in result.items]
+    assert hub.pk in ranked, "the linked memory is recalled"
+    assert ranked.index(hub.pk) > 0, [i.memory.content for i in result.items]
+    hub_item = next(i for i in result.items if i.memory.pk == hub.pk)
+    assert hub_item.components["activation"] <= 0.8 + 1e-6  # decay × the strongest sender (1.0)
+
+
+def test_vector_ranking_counts_less_for_a_script_the_embedder_was_not_trained_on():
+    from memory.providers.base import text_script
+    from memory.providers.minilm import MiniLMEmbedder
+
+    assert text_script("我对海鲜过敏，不能吃虾") == "cjk"
+    assert text_script("I am allergic to seafood (海鲜)") == "latin"
+    assert MiniLMEmbedder.scripts == frozenset({"latin"})
+    config = RecallConfig()
+    even = fuse({"vector": [1, 2], "lexical": [2, 1]}, config)
+    assert even[0].activation == even[1].activation == 1.0
+    weighted = fuse({"vector": [1, 2], "lexical": [2, 1]}, config, weights={"vector": config.foreign_vector_weight})
+    assert [s.memory_id for s in weighted] == [2, 1], "the lexical ranking decides for a foreign-script query"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
@@ -12,6 +13,14 @@ from pydantic import BaseModel
 
 Vector = list[float]
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def text_script(text: str) -> str:
+    """"cjk" when Chinese characters are at least a third of the letters, else "latin"."""
+    letters = len(_LETTER.findall(text))
+    return "cjk" if letters and len(_CJK.findall(text)) * 3 >= letters else "latin"
 
 
 class Embedder(ABC):
@@ -23,6 +32,9 @@ class Embedder(ABC):
 
     space_name: str
     dimensions: int
+    # Scripts the model was trained on; None: any. Recall trusts the vector ranking less for a query in
+    # another script (an English-only model places Chinese text almost at random).
+    scripts: frozenset[str] | None = None
 
     def __init__(self, *, batch_size: int = 64, cache_size: int = 4096) -> None:
         self.batch_size = batch_size
@@ -47,6 +59,10 @@ class Embedder(ABC):
                 found[text] = vector
                 self._remember(text, vector)
         return [found[t] for t in texts]
+
+    def understands(self, text: str) -> bool:
+        """Whether the model was trained on the script this text is mostly written in."""
+        return self.scripts is None or text_script(text) in self.scripts
 
     def embed_one(self, text: str) -> Vector:
         return self.embed([text])[0]

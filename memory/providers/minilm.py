@@ -34,6 +34,7 @@ def cpu_has_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
 class MiniLMEmbedder(Embedder):
     dimensions = 384
     space_name = "all-MiniLM-L6-v2"
+    scripts = frozenset({"latin"})  # English-only
     # The model sorts a call's texts by length and runs them this many at a time. Every text of a
     # batch is padded to its longest, so small batches compute less padding: on the ingest
     # benchmark's texts 8 at a time took 14.5 ms per text at one thread, 16 took 20 and 64 took 24.

@@ -86,7 +86,7 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
     config = config_for(query.preset, query.params)
     scope = Scope(project, query.session.pk if query.session else None, config.statuses, query.include_sensitive)
     clock = _Clock()
-    seeds, columns = _seeds(scope, query.text, config, clock)
+    seeds, columns = _seeds(scope, query.text, config, clock, query.k)
     if config.max_hops:
         activation, arrivals = spread(seeds, config, scope, columns)
     else:
@@ -112,27 +112,35 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
     return RecallResult(trace=trace, items=items, edges=edges, context=context, narrative=narrative)
 
 
-def _seeds(scope: Scope, text: str, config: RecallConfig, clock: _Clock) -> tuple[list[Seed], dict[int, RankedRow]]:
-    """All seed sources in one statement; the kNN is redone exactly if filters left HNSW short."""
+def _seeds(scope: Scope, text: str, config: RecallConfig, clock: _Clock,
+           k: int) -> tuple[list[Seed], dict[int, RankedRow]]:
+    """All seed sources in one statement; the kNN is redone exactly if filters left HNSW short.
+
+    Each source offers at least k candidates and k seeds are kept at least, so `k` is honoured."""
+    pool = max(config.candidate_pool, k)
     fragments = []
     space = vector = None
+    weights: dict[str, float] = {}
     if config.use_vector:
         embedder = get_embedder()
+        if not embedder.understands(text):
+            weights["vector"] = config.foreign_vector_weight
         vector = embedder.embed_one(text)
         clock.lap("embed")
         space = cached_space_for(embedder)
-        fragments.append(vector_fragment(scope, space, vector, config.candidate_pool))
+        fragments.append(vector_fragment(scope, space, vector, pool))
     if config.use_lexical:
-        fragments.append(lexical_fragment(scope, text, config.candidate_pool))
+        fragments.append(lexical_fragment(scope, text, pool))
     if config.use_dimensions:
-        fragments.append(entity_fragment(scope, text, config.candidate_pool))
+        fragments.append(entity_fragment(scope, text, pool))
     order, columns = rankings(fragments)  # a source with nothing to search for is None: skipped there
-    if config.use_vector and scope.session_id is None and len(order["vector"]) < config.candidate_pool:
-        exact, more = rankings([vector_fragment(scope, space, vector, config.candidate_pool, exact=True)])
+    if config.use_vector and scope.session_id is None and len(order["vector"]) < pool:
+        exact, more = rankings([vector_fragment(scope, space, vector, pool, exact=True)])
         order["vector"] = exact["vector"]
         columns.update(more)
     clock.lap("seeds")
-    return fuse(order, config), columns
+    # Without hops the seeds are the answer, so there are at least k of them; with hops, arrivals fill the rest.
+    return fuse(order, config, 0 if config.max_hops else k, weights), columns
 
 
 def _load_with_provenance(memory_ids: list[int]) -> dict[int, Memory]:

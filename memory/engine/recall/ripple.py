@@ -4,7 +4,8 @@ Passed activation = source activation × edge weight × confidence (1 once a hum
 × relation weight (× approved boost) × decay^hop
 ÷ √(fan-out of the source): the fan effect, so a hub linked to everything cannot flood the ranking.
 A node passes activation only to nodes first reached at this hop, so cycles cannot inflate scores;
-several paths reaching a node in the same hop are summed (or max'ed). Rejected edges carry nothing,
+several paths reaching a node in the same hop are summed (or max'ed), but never beyond decay × the
+strongest node that passed to it, so what arrives by links stays below what led to it. Rejected edges carry nothing,
 and only memories allowed by the scope (status, sensitivity) take part.
 """
 
@@ -102,10 +103,14 @@ def spread(seeds: list[Seed], config: RecallConfig, scope: Scope,
                 incoming[there].append(Arrival(there, hop, passed, here, step.edge_id, step.relation))
                 if there not in columns:
                     columns[there] = RankedRow(there, step.far_at, step.far_importance)
+        senders = frontier
         frontier = {}
         for memory_id, arrivals in incoming.items():
             values = [a.activation for a in arrivals]
-            frontier[memory_id] = sum(values) if config.aggregation == "sum" else max(values)
+            total = sum(values) if config.aggregation == "sum" else max(values)
+            # A memory reached only through links never outranks the best memory that led to it: many weak
+            # paths (a shared name, adjacency) must not bury a direct match.
+            frontier[memory_id] = min(total, config.decay * max(senders[a.from_memory] for a in arrivals))
             log.extend(arrivals)
         totals.update(frontier)
     return totals, log

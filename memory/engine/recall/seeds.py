@@ -169,15 +169,18 @@ def _fetch(sql: str, params: list, *, hnsw_candidates: int) -> list[tuple]:
         return cursor.fetchall()
 
 
-def fuse(rankings: dict[str, list[int]], config: RecallConfig) -> list[Seed]:
-    """Reciprocal-rank fusion; the best seed gets activation 1.0, others in proportion."""
+def fuse(rankings: dict[str, list[int]], config: RecallConfig, k: int = 0,
+         weights: dict[str, float] | None = None) -> list[Seed]:
+    """Reciprocal-rank fusion (each source's share times its weight, default 1) into max(seed_count, k)
+    seeds, so a preset without hops can fill k; the best seed gets activation 1.0, others in proportion."""
     scores: dict[int, float] = defaultdict(float)
     ranks: dict[int, dict[str, int]] = defaultdict(dict)
     for source, ids in rankings.items():
+        weight = (weights or {}).get(source, 1.0)
         for position, memory_id in enumerate(ids, start=1):
-            scores[memory_id] += 1.0 / (config.rrf_k + position)
+            scores[memory_id] += weight / (config.rrf_k + position)
             ranks[memory_id][source] = position
-    ordered = sorted(scores, key=lambda m: (-scores[m], m))[: config.seed_count]
+    ordered = sorted(scores, key=lambda m: (-scores[m], m))[: max(config.seed_count, k)]
     if not ordered:
         return []
     top = scores[ordered[0]]
