@@ -63,3 +63,19 @@ def test_small_tables_prune_nothing(project, agent_session):
         cursor.execute("ANALYZE memory_memory")
     terms.forget_statistics()
     assert lexical_query("hotel Lisbon") == "hotel | lisbon"
+
+
+def test_a_rare_shared_term_outranks_two_common_ones(project, agent_session):
+    """Full-text seeds weigh terms by inverse document frequency (ts_rank alone weighs them alike)."""
+    now = timezone.now()
+    common = [Memory(project=project, session=agent_session, content=f"trip note {i}", occurred_at=now,
+                     search_text=f"trip plan note{i}") for i in range(12)]
+    rare = Memory(project=project, session=agent_session, content="allergy", occurred_at=now,
+                  search_text="seafood allergy")
+    Memory.objects.bulk_create([*common, rare])
+    terms.forget_statistics()
+    scope = Scope(project, None, ("active",), True)
+    order, _ = rankings([lexical_fragment(scope, "trip plan seafood", 5)])
+    rare_id = Memory.objects.get(search_text="seafood allergy").pk
+    assert order["lexical"][0] == rare_id, "the memory holding the rare term comes first"
+    assert len(order["lexical"]) == 5
