@@ -16,7 +16,7 @@ PO_FILES := $(wildcard locale/*/LC_MESSAGES/*.po)
 MO_FILES := $(PO_FILES:.po=.mo)
 DJANGO_TEST := DJANGO_SETTINGS_MODULE=contextweaver_site.settings.test
 
-.PHONY: demo test setup frontend messages db db-stop migrate lint bench eval lock clean-db
+.PHONY: demo test setup frontend messages db db-stop migrate lint bench soak eval lock clean-db
 
 setup: $(STAMP) $(BUILD_STAMP) $(MO_FILES)
 
@@ -64,6 +64,10 @@ test: setup
 
 bench: setup
 	$(HOLD) $(PY) -m bench.run_all
+
+# 20 agents × 250 interactions through a flaky LLM and a database restart; writes docs/reliability.md.
+soak: setup
+	$(HOLD) $(PY) -m bench.soak
 
 eval: setup
 	$(HOLD) $(PY) -m eval.run

@@ -14,7 +14,7 @@ RELATION_WEIGHTS: dict[str, float] = {
     Relation.CONDITIONAL: 1.1,
     Relation.ELABORATES: 1.0,
     Relation.PART_OF: 1.0,
-    Relation.SHARES_ENTITY: 1.0,
+    Relation.SHARES_ENTITY: 0.5,  # structural and always confidence 1.0: it must not carry the most
     Relation.SUMMARIZES: 1.0,
     Relation.TEMPORAL: 0.8,
     Relation.REFERENCES: 0.8,
