@@ -54,8 +54,11 @@ def project_slug(spec: EvalFile) -> str:
     return slugify(f"eval-{spec.name}")[:100]
 
 
-def ingest_file(spec: EvalFile, progress: Callable[[int], None] | None = None) -> IngestedFile:
-    """Delete and recreate the file's project, then accept + process every interaction in file order."""
+def ingest_file(spec: EvalFile, progress: Callable[[int], None] | None = None, *,
+                with_task: bool = True) -> IngestedFile:
+    """Delete and recreate the file's project, then accept + process every interaction in file order.
+
+    `with_task=False` gives every session an empty task focus (agents often send none)."""
     started = time.perf_counter()
     slug = project_slug(spec)
     Project.objects.filter(slug=slug).delete()
@@ -64,7 +67,7 @@ def ingest_file(spec: EvalFile, progress: Callable[[int], None] | None = None) -
     sessions: dict[str, AgentSession] = {}
     for index, eval_session in enumerate(spec.sessions):
         session = session_create(
-            project=project, title=eval_session.title, task=eval_session.task,
+            project=project, title=eval_session.title, task=eval_session.task if with_task else "",
             external_id=f"eval-{eval_session.key}", actor=ACTOR,
             metadata={"language": spec.language, "eval_file": spec.name, "eval_session": eval_session.key},
         )

@@ -30,6 +30,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="how deep each system's ranking is read (default 10: R@5, R@10 and MRR from it)")
     parser.add_argument("--out", default="docs/eval.md", help="markdown report path (default: %(default)s)")
     parser.add_argument("--files", default="*.json", help="glob in eval/data (default: %(default)s)")
+    parser.add_argument("--no-task", action="store_true",
+                        help="ingest every session without its task focus (what is lost then?)")
     args = parser.parse_args(argv)
     args.presets = [p.strip() for p in args.preset.split(",") if p.strip()]
     if not args.presets:
@@ -40,7 +42,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def run(files: list[EvalFile], presets: list[str], k: int | None = None,
-        progress: bool = True) -> tuple[dict, list, list]:
+        progress: bool = True, with_task: bool = True) -> tuple[dict, list, list]:
     """Ingest the files, then evaluate them; returns (summary, question results, ingested files)."""
     from tqdm import tqdm
 
@@ -53,7 +55,7 @@ def run(files: list[EvalFile], presets: list[str], k: int | None = None,
               desc="ingest", file=sys.stderr, mininterval=1.0 if sys.stderr.isatty() else 10.0) as bar:
         for spec in files:
             bar.set_postfix_str(spec.name)
-            ingested.append(ingest_file(spec, progress=bar.update))
+            ingested.append(ingest_file(spec, progress=bar.update, with_task=with_task))
     questions = [r for i in ingested for r in evaluate_questions(i, presets, k)]
     edges = [evaluate_edges(i) for i in ingested]
     return summarize(ingested, questions, edges), questions, ingested
@@ -101,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     info = run_info(argv)
     print(f"eval: {len(files)} files, presets {', '.join(args.presets)}, embedder {info.embedder}, LLM {info.llm}",
           flush=True)
-    summary, questions, ingested = run(files, args.presets, args.k)
+    summary, questions, ingested = run(files, args.presets, args.k, with_task=not args.no_task)
     out = Path(args.out) if Path(args.out).is_absolute() else ROOT / args.out
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(markdown(summary, info, questions, ingested), encoding="utf-8")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -169,8 +169,21 @@ def score_offline(interaction: Interaction, evidence: Evidence, settings: dict[s
     relevance = relevance_score(interaction, evidence, settings)
     importance = importance_score(interaction, dims)
     novelty = novelty_score(evidence)
-    return _decide(kind, relevance, importance, novelty, settings, "rules",
-                   {"task_similarity": None if sim is None else round(sim, 4)})
+    scores = _decide(kind, relevance, importance, novelty, settings, "rules",
+                     {"task_similarity": None if sim is None else round(sim, 4)})
+    return _without_focus(scores) if sim is None else scores
+
+
+def _without_focus(scores: Scores) -> Scores:
+    """No task focus, no judge of relevance: the filter is conservative and keeps what it would drop.
+
+    Only chit-chat, too-short text and true duplicates (handled before scoring) are dropped then; with a
+    flat relevance, novelty alone decided, and informative turns that resembled earlier ones were lost.
+    """
+    if scores.keep:
+        return scores
+    return replace(scores, keep=True, reason=f"{scores.reason}; kept: the session has no task focus, so only "
+                                             "chit-chat and duplicates are dropped")
 
 
 def _decide(kind: str, relevance: float, importance: float, novelty: float, settings: dict[str, float],
@@ -210,5 +223,6 @@ def score(interaction: Interaction, evidence: Evidence, settings: dict[str, floa
                       extra={**offline.extra, "llm_error": exc.message[:200]})
     seen = {"entities": [e.model_dump() for e in answer.entities], "intent": answer.intent,
             "topics": answer.topics, "sentiment": answer.sentiment}
-    return _decide(answer.kind, answer.relevance, answer.importance, answer.novelty, settings, "llm",
-                   offline.extra | {"judge": "llm", "llm_dimensions": seen}, reason=answer.reason)
+    judged = _decide(answer.kind, answer.relevance, answer.importance, answer.novelty, settings, "llm",
+                     offline.extra | {"judge": "llm", "llm_dimensions": seen}, reason=answer.reason)
+    return _without_focus(judged) if evidence.task_similarity is None else judged
