@@ -146,3 +146,27 @@ def test_a_value_from_a_constraint_makes_a_conditional_edge_to_its_first_source_
     # One parent per shared value, the memory it came from, not every memory that repeats it.
     assert [(e.source_id, e.relation) for e in by_value] == [(constraint.memories.get().pk, Relation.CONDITIONAL)]
     assert not Edge.objects.filter(source=echo.memories.get(), target=used_memory, rationale__contains="3.12")
+
+
+@pytest.mark.parametrize("question", [
+    "Is your phone number still 138 0013 8000? Or is it 139 1234 5678 now?",
+    "Just to confirm: my phone is 139 1234 5678, right?",
+    "电话还是139 1234 5678吗？",
+])
+def test_a_question_or_a_confirmation_never_supersedes(agent_session, question):
+    _send(agent_session, ("user_input", "My phone number is 138 0013 8000"), ("assistant_output", question))
+    old = Memory.objects.get(content__contains="138 0013", content__startswith="My phone")
+    assert old.status == "active", "a question about a value does not change it"
+    assert not Edge.objects.filter(relation=Relation.SUPERSEDES).exists()
+
+
+@pytest.mark.parametrize("change", [
+    "The hotel check-in was pushed back to 18 October",
+    "We postponed the hotel check-in until 18 October",
+    "酒店入住推迟到10月18日",
+])
+def test_a_moved_date_supersedes_the_old_one(agent_session, change):
+    _send(agent_session, ("user_input", "Hotel check-in is on 12 October" if change[0].isascii() else "酒店入住是10月12日"),
+          ("user_input", change))
+    old = Memory.objects.filter(session=agent_session).order_by("occurred_at").first()
+    assert old.status == "superseded", [m.content for m in Memory.objects.all()]

@@ -32,9 +32,16 @@ KIND_CUES: list[tuple[MemoryKind, re.Pattern[str]]] = [
 ]
 # Phrases that announce a replaced value; single words like "now" or "updated" fire on everything.
 CHANGE_CUE = re.compile(
-    r"\b(changed (to|from)|has changed|have changed|moved to|is now|are now|instead of|correction|"
-    r"no longer|from now on|the new (one|number|date|time|address)|updated to)\b"
-    r"|改为|改成|改到|换成|换了新|更正|调整为|不再", re.I)
+    r"\b(changed (to|from)|has changed|have changed|is now|are now|instead of|correction|"
+    r"no longer|from now on|the new (one|number|date|time|address|price|quote)|updated to|"
+    r"(moved|pushed|put|postponed|rescheduled|brought forward|delayed)( \w+){0,3} (to|until|for)|"
+    r"(raised|increased|went up|dropped|lowered|cut)( \w+){0,2} to|now costs?|my new (number|phone|address|email))\b"
+    r"|改为|改成|改到|换成|换了新|更正|调整为|不再|推迟到|延期到|提前到|涨到|降到|变成了|新号码|换号", re.I)
+# A question about a value, or a check that it still holds, never replaces it ("is it still the 14th?",
+# "so the quote is 4,000, right?", "还是14号吗？").
+ASKS_OR_CONFIRMS = re.compile(
+    r"[?？]\s*$|[吗呢]\s*[。！!]?\s*$|\b(is it still|are we still|still on for|right\?|correct\?|just to confirm|"
+    r"confirm(ing)? (that|the))\b|还是.{0,12}[吗吧]|对吧|是吧|没错吧|确认一下", re.I)
 NORMALIZE_RE = re.compile(r"[\s\W_]+", re.UNICODE)
 
 

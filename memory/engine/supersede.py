@@ -7,13 +7,14 @@ Two rules, both narrow on purpose, so unrelated memories are never invalidated:
   closely related to an earlier one (similar, or sharing an entity) whose value of the same type
   (number, date, time, amount, identifier) it replaces.
 The old memory stays, marked superseded (out of default recall), linked by a `supersedes` edge.
+A question or a confirmation ("is it still the 14th?", "还是14号吗？") never supersedes anything.
 """
 
 from __future__ import annotations
 
 from ..models import Edge, EdgeOrigin, Memory, MemoryKind, MemoryStatus, Relation
 from .changelog import ENGINE_ACTOR, change_record
-from .cues import CHANGE_CUE
+from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE
 from .extraction import MULTI_VALUED, AttributeValue
 from .inference import Candidate
 from .snapshots import edge_snapshot, memory_snapshot
@@ -45,6 +46,8 @@ MAX_VALUES_COMPARED = 2  # a memory listing many numbers is not "the" value that
 
 
 def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: list[Candidate]) -> list[Edge]:
+    if asks_or_confirms(memory):
+        return []  # "is your phone still 138…?" names a value without changing it
     edges = []
     for attr in attributes:
         if attr.attribute in MULTI_VALUED:  # a second allergy adds to the first, it does not replace it
@@ -63,6 +66,11 @@ def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: l
                 if edge:
                     edges.append(edge)
     return edges
+
+
+def asks_or_confirms(memory: Memory) -> bool:
+    """A question, or a check that a value still holds: it mentions a value, it does not set one."""
+    return (memory.dimensions or {}).get("intent") == "question" or bool(ASKS_OR_CONFIRMS.search(memory.content))
 
 
 def _changed_value_type(old: Memory, new: Memory) -> str | None:
