@@ -26,8 +26,10 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
+from django.db import DatabaseError, InterfaceError
 
 API_PREFIX = "/api/"
+RETRY_AFTER_SECONDS = 5
 TOKEN_SCOPE_KEY = "cw.token"  # (raw token, ApiToken) verified by the guard
 
 
@@ -50,7 +52,14 @@ class RequestGuard:
             await respond(send, 413, "too_large", f"The request body is {declared} bytes; the limit is {limit} bytes.")
             return
         if declared is None or declared > settings.ANONYMOUS_BODY_BYTES:
-            if not await _credentials_hold(scope, headers):
+            try:
+                holds = await _credentials_hold(scope, headers)
+            except (DatabaseError, InterfaceError):  # the database is down: the same answer the API gives then
+                await respond(send, 503, "database_unavailable", "The database is unavailable; nothing was written, "
+                              f"retry in {RETRY_AFTER_SECONDS} seconds.",
+                              extra_headers=[(b"retry-after", str(RETRY_AFTER_SECONDS).encode())])
+                return
+            if not holds:
                 limit = settings.ANONYMOUS_BODY_BYTES
                 if declared is not None:
                     await _refuse_anonymous(send, api=api)

@@ -12,12 +12,13 @@ from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from contextweaver_site.request_guard import RETRY_AFTER_SECONDS
+
 from ..errors import MemoryEngineError, ValidationFailed
 
 logger = logging.getLogger(__name__)
 
 
-RETRY_AFTER_SECONDS = 5
 
 
 def exception_handler(exc, context):
