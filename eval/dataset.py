@@ -3,27 +3,41 @@
 Each file is one project: sessions of interactions with local ids ("t1", "t2", …, unique in the
 file), questions whose `needs` name the interactions required to answer them, and the true
 dependency edges between interactions (parent = depended on, child = depends on it).
+
+Two styles (`"style"`, default "agent"): agent sessions (an agent at work, with tool calls) and
+"conversation" files (two people chatting over weeks: each turn a `user_input` whose content starts
+with the speaker's name, sessions dated with `"date"`), which may be longer and ask more questions.
+Question types: fact (single hop), chain (multi-hop: an answer that depends on another turn),
+constraint, superseded (a value that changed: `superseded` lists the stale turns), cross_session,
+temporal ("when did …": the turn that dates it).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 LANGUAGES = ("en", "zh")
 KINDS = ("user_input", "assistant_output", "agent_thought", "tool_call", "tool_result", "observation", "system")
-QUESTION_TYPES = ("chain", "fact", "constraint", "superseded", "cross_session")
+QUESTION_TYPES = ("chain", "fact", "constraint", "superseded", "cross_session", "temporal")
 EDGE_RELATIONS = ("causal", "temporal", "conditional", "elaborates", "supersedes", "part_of", "references")
 DEFAULT_K = 5
-MIN_SESSION_INTERACTIONS, MAX_SESSION_INTERACTIONS = 15, 40
-MIN_QUESTIONS, MAX_QUESTIONS = 8, 15
-MIN_EDGES, MAX_EDGES = 10, 25
+# Per file style: "agent" sessions (an agent at work: tools, decisions) or "conversation" (two people
+# chatting over weeks, with dated sessions): (interactions per session, questions, labelled edges).
+STYLES = ("agent", "conversation")
+LIMITS = {
+    "agent": {"interactions": (15, 40), "questions": (8, 15), "edges": (10, 25)},
+    "conversation": {"interactions": (15, 60), "questions": (20, 80), "edges": (10, 60)},
+}
 
 FILE_KEYS = {"project", "language", "sessions", "questions", "edges"}
+FILE_OPTIONAL = {"style"}
 SESSION_KEYS = {"key", "title", "task", "interactions"}
+SESSION_OPTIONAL = {"date"}  # ISO date the session happened (conversations); else one day after the last
 INTERACTION_KEYS = {"id", "kind", "content"}
 QUESTION_KEYS = {"id", "text", "scope", "needs", "type"}
 QUESTION_OPTIONAL = {"k", "superseded"}
@@ -43,6 +57,7 @@ class EvalSession:
     title: str
     task: str
     interactions: list[EvalInteraction]
+    date: str | None = None
 
 
 @dataclass(frozen=True)
@@ -105,20 +120,25 @@ def validate(data: Any) -> list[str]:
     """All problems found in one file's data (empty when it is valid)."""
     if not isinstance(data, dict):
         return ["the top level must be a JSON object"]
-    problems = _keys(data, FILE_KEYS, set(), "file")
+    problems = _keys(data, FILE_KEYS, FILE_OPTIONAL, "file")
     if problems:
         return problems
+    style = data.get("style", "agent")
+    if style not in STYLES:
+        return [f"style {style!r} is not one of {STYLES}"]
+    limits = LIMITS[style]
     if data["language"] not in LANGUAGES:
         problems.append(f"language {data['language']!r} is not one of {LANGUAGES}")
     if not isinstance(data["project"], str) or not data["project"].strip():
         problems.append("project must be a non-empty string")
-    ids, session_keys = _validate_sessions(data["sessions"], problems)
-    _validate_questions(data["questions"], ids, session_keys, problems)
-    _validate_edges(data["edges"], ids, problems)
+    ids, session_keys = _validate_sessions(data["sessions"], problems, limits["interactions"])
+    _validate_questions(data["questions"], ids, session_keys, problems, limits["questions"])
+    _validate_edges(data["edges"], ids, problems, limits["edges"])
     return problems
 
 
-def _validate_sessions(sessions: Any, problems: list[str]) -> tuple[dict[str, str], set[str]]:
+def _validate_sessions(sessions: Any, problems: list[str],
+                       sizes: tuple[int, int]) -> tuple[dict[str, str], set[str]]:
     ids: dict[str, str] = {}  # local id -> session key
     keys: set[str] = set()
     if not isinstance(sessions, list) or not sessions:
@@ -126,15 +146,17 @@ def _validate_sessions(sessions: Any, problems: list[str]) -> tuple[dict[str, st
         return ids, keys
     for index, session in enumerate(sessions):
         where = f"session #{index}"
-        if not isinstance(session, dict) or _keys(session, SESSION_KEYS, set(), where, problems):
+        if not isinstance(session, dict) or _keys(session, SESSION_KEYS, SESSION_OPTIONAL, where, problems):
             continue
+        if "date" in session and not _iso_date(session["date"]):
+            problems.append(f"{where}: date must be an ISO date (YYYY-MM-DD)")
         key = session["key"]
         if key in keys or key == "project":
             problems.append(f"{where}: session key {key!r} is repeated or reserved")
         keys.add(key)
         rows = session["interactions"]
-        if not isinstance(rows, list) or not MIN_SESSION_INTERACTIONS <= len(rows) <= MAX_SESSION_INTERACTIONS:
-            problems.append(f"session {key}: needs {MIN_SESSION_INTERACTIONS}-{MAX_SESSION_INTERACTIONS} interactions")
+        if not isinstance(rows, list) or not sizes[0] <= len(rows) <= sizes[1]:
+            problems.append(f"session {key}: needs {sizes[0]}-{sizes[1]} interactions")
             continue
         for row in rows:
             _validate_interaction(row, key, ids, problems)
@@ -173,9 +195,10 @@ def _validate_interaction(row: Any, session_key: str, ids: dict[str, str], probl
         problems.append(f"{where}: metadata must be an object")
 
 
-def _validate_questions(questions: Any, ids: dict[str, str], sessions: set[str], problems: list[str]) -> None:
-    if not isinstance(questions, list) or not MIN_QUESTIONS <= len(questions) <= MAX_QUESTIONS:
-        problems.append(f"questions must be a list of {MIN_QUESTIONS}-{MAX_QUESTIONS}")
+def _validate_questions(questions: Any, ids: dict[str, str], sessions: set[str], problems: list[str],
+                        sizes: tuple[int, int]) -> None:
+    if not isinstance(questions, list) or not sizes[0] <= len(questions) <= sizes[1]:
+        problems.append(f"questions must be a list of {sizes[0]}-{sizes[1]}")
         return
     seen: set[str] = set()
     for question in questions:
@@ -206,9 +229,9 @@ def _validate_questions(questions: Any, ids: dict[str, str], sessions: set[str],
             problems.append(f"{where}: k must be a positive integer")
 
 
-def _validate_edges(edges: Any, ids: dict[str, str], problems: list[str]) -> None:
-    if not isinstance(edges, list) or not MIN_EDGES <= len(edges) <= MAX_EDGES:
-        problems.append(f"edges must be a list of {MIN_EDGES}-{MAX_EDGES}")
+def _validate_edges(edges: Any, ids: dict[str, str], problems: list[str], sizes: tuple[int, int]) -> None:
+    if not isinstance(edges, list) or not sizes[0] <= len(edges) <= sizes[1]:
+        problems.append(f"edges must be a list of {sizes[0]}-{sizes[1]}")
         return
     order = {local_id: position for position, local_id in enumerate(ids)}
     pairs: set[tuple[str, str]] = set()
@@ -229,6 +252,14 @@ def _validate_edges(edges: Any, ids: dict[str, str], problems: list[str]) -> Non
         pairs.add((parent, child))
 
 
+def _iso_date(value: Any) -> bool:
+    try:
+        date.fromisoformat(value)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(value, str) and len(value) == 10
+
+
 def _keys(data: dict, required: set[str], optional: set[str], where: str,
           problems: list[str] | None = None) -> list[str]:
     """Missing/unknown-field problems, appended to `problems` when given and also returned."""
@@ -245,7 +276,7 @@ def _keys(data: dict, required: set[str], optional: set[str], where: str,
 
 def _build(name: str, data: dict) -> EvalFile:
     sessions = [
-        EvalSession(key=s["key"], title=s["title"], task=s["task"], interactions=[
+        EvalSession(key=s["key"], title=s["title"], task=s["task"], date=s.get("date"), interactions=[
             EvalInteraction(id=i["id"], kind=i["kind"], content=i["content"], metadata=i.get("metadata", {}))
             for i in s["interactions"]
         ])

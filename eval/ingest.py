@@ -72,7 +72,7 @@ def ingest_file(spec: EvalFile, progress: Callable[[int], None] | None = None, *
             metadata={"language": spec.language, "eval_file": spec.name, "eval_session": eval_session.key},
         )
         sessions[eval_session.key] = session
-        start = first_day + SESSION_GAP * index
+        start = _session_start(eval_session.date) if eval_session.date else first_day + SESSION_GAP * index
         for turn, item in enumerate(eval_session.interactions):
             _ingest_one(session, item.kind, item.content, item.metadata, item.id,
                         start + timedelta(seconds=TURN_SECONDS * turn))
@@ -82,6 +82,11 @@ def ingest_file(spec: EvalFile, progress: Callable[[int], None] | None = None, *
     _map_ids(ingested)
     ingested.seconds = time.perf_counter() - started
     return ingested
+
+
+def _session_start(day: str) -> datetime:
+    """A dated session (conversations) starts at 19:00 UTC that day."""
+    return datetime.fromisoformat(f"{day}T19:00:00+00:00")
 
 
 def _ingest_one(session: AgentSession, kind: str, content: str, metadata: dict, local_id: str,

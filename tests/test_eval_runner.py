@@ -13,6 +13,7 @@ from eval.dataset import (
     EDGE_RELATIONS,
     KINDS,
     LANGUAGES,
+    LIMITS,
     QUESTION_TYPES,
     load_file,
     load_files,
@@ -86,8 +87,11 @@ def test_data_file_is_valid(path):
     ids = [i.id for i in spec.interactions]
     assert len(ids) == len(set(ids)), "interaction ids must be unique in the file"
     assert all(i.kind in KINDS for i in spec.interactions)
-    assert all(15 <= len(s.interactions) <= 40 for s in spec.sessions)
-    assert 8 <= len(spec.questions) <= 15 and 10 <= len(spec.edges) <= 25
+    style = raw.get("style", "agent")
+    limits = LIMITS[style]
+    assert all(limits["interactions"][0] <= len(s.interactions) <= limits["interactions"][1] for s in spec.sessions)
+    assert limits["questions"][0] <= len(spec.questions) <= limits["questions"][1]
+    assert limits["edges"][0] <= len(spec.edges) <= limits["edges"][1]
     known = set(ids)
     for question in spec.questions:
         assert question.type in QUESTION_TYPES
@@ -96,7 +100,24 @@ def test_data_file_is_valid(path):
     for edge in spec.edges:
         assert {edge.parent, edge.child} <= known and edge.relation in EDGE_RELATIONS
     kinds = Counter(i.kind for i in spec.interactions)
-    assert kinds["tool_call"] and kinds["tool_call"] == kinds["tool_result"], "tool calls come in pairs"
+    if style == "agent":
+        assert kinds["tool_call"] and kinds["tool_call"] == kinds["tool_result"], "tool calls come in pairs"
+    else:  # two people talking: every turn names its speaker, and sessions are dated in order
+        assert set(kinds) == {"user_input"}
+        assert all(i.content.startswith(f"{i.metadata['speaker']}") for i in spec.interactions)
+        dates = [s.date for s in spec.sessions]
+        assert all(dates) and dates == sorted(dates)
+
+
+def test_conversations_are_long_enough_in_both_languages():
+    """The long multi-session conversations: at least 1,500 turns in all, in English and in Chinese."""
+    conversations = [f for f in load_files() if any(s.date for s in f.sessions)]
+    turns = Counter()
+    for spec in conversations:
+        turns[spec.language] += len(spec.interactions)
+    assert sum(turns.values()) >= 1500 and turns["en"] >= 700 and turns["zh"] >= 700, turns
+    types = Counter(q.type for f in conversations for q in f.questions)
+    assert {"fact", "chain", "temporal", "superseded", "cross_session"} <= set(types), types
 
 
 def test_data_set_covers_both_languages_and_every_question_type():

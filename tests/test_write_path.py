@@ -166,7 +166,7 @@ def test_a_question_or_a_confirmation_never_supersedes(agent_session, question):
     "酒店入住推迟到10月18日",
 ])
 def test_a_moved_date_supersedes_the_old_one(agent_session, change):
-    _send(agent_session, ("user_input", "Hotel check-in is on 12 October" if change[0].isascii() else "酒店入住是10月12日"),
-          ("user_input", change))
+    first = "Hotel check-in is on 12 October" if change[0].isascii() else "酒店入住是10月12日"
+    _send(agent_session, ("user_input", first), ("user_input", change))
     old = Memory.objects.filter(session=agent_session).order_by("occurred_at").first()
     assert old.status == "superseded", [m.content for m in Memory.objects.all()]
