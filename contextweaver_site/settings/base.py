@@ -225,6 +225,9 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
+# Workers' queue connection listens again after a database restart (memory/queue.py).
+PROCRASTINATE_ON_APP_READY = "memory.queue.on_app_ready"
+
 # --- The memory engine (see memory/conf.py for every key and its default) -------------------
 MEMORY = {
     "EMBEDDER": env_str("CW_EMBEDDER", "minilm"),
