@@ -112,7 +112,7 @@ LEXICAL_SQL = (
     "WITH hits AS MATERIALIZED (SELECT m.id, m.search_vector AS v, {columns} FROM memory_memory m, "
     "to_tsquery('simple', %s) q WHERE m.search_vector @@ q AND {where}), "
     "terms AS (SELECT to_tsquery('simple', t) AS tq FROM unnest(%s::text[]) t), "
-    "idf AS (SELECT terms.tq, ln(1 + (greatest(n.total, c.df) - c.df + 0.5) / (c.df + 0.5)) AS w FROM terms "
+    "idf AS MATERIALIZED (SELECT terms.tq, ln(1 + (greatest(n.total, c.df) - c.df + 0.5) / (c.df + 0.5)) AS w FROM terms "
     "CROSS JOIN (SELECT greatest(reltuples, 1)::float8 AS total FROM pg_class "
     "WHERE oid = 'memory_memory'::regclass) n "
     "CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM hits WHERE hits.v @@ terms.tq) c) "
