@@ -30,6 +30,9 @@ from django.db import DatabaseError, InterfaceError
 
 API_PREFIX = "/api/"
 RETRY_AFTER_SECONDS = 5
+DATABASE_UNAVAILABLE = ("The database is unavailable. A write is stored whole or not at all (the connection may "
+                        "have broken after its commit): retry the same request, with the same idempotency key, in "
+                        f"{RETRY_AFTER_SECONDS} seconds.")
 TOKEN_SCOPE_KEY = "cw.token"  # (raw token, ApiToken) verified by the guard
 
 
@@ -55,8 +58,7 @@ class RequestGuard:
             try:
                 holds = await _credentials_hold(scope, headers)
             except (DatabaseError, InterfaceError):  # the database is down: the same answer the API gives then
-                await respond(send, 503, "database_unavailable", "The database is unavailable; nothing was written, "
-                              f"retry in {RETRY_AFTER_SECONDS} seconds.",
+                await respond(send, 503, "database_unavailable", DATABASE_UNAVAILABLE,
                               extra_headers=[(b"retry-after", str(RETRY_AFTER_SECONDS).encode())])
                 return
             if not holds:

@@ -12,7 +12,7 @@ from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from contextweaver_site.request_guard import RETRY_AFTER_SECONDS
+from contextweaver_site.request_guard import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS
 
 from ..errors import MemoryEngineError, ValidationFailed
 
@@ -26,11 +26,11 @@ def exception_handler(exc, context):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         return _error(413, "too_large", f"The request body is over the limit of {limit} bytes.")
     if isinstance(exc, (OperationalError, InterfaceError)):
-        # The database is unreachable, restarting or out of connections: nothing was written (each
-        # write is one transaction), so the client may retry the same request.
+        # The database is unreachable, restarting or out of connections. Each write is one transaction,
+        # but the connection can break after its commit (make soak saw it), so "nothing was written" would
+        # be a lie: the client retries with the same idempotency key and gets the stored row back.
         logger.warning("database unavailable in %s: %s", context.get("view").__class__.__name__, exc)
-        response = _error(503, "database_unavailable", "The database is unavailable; nothing was written, "
-                          f"retry in {RETRY_AFTER_SECONDS} seconds.")
+        response = _error(503, "database_unavailable", DATABASE_UNAVAILABLE)
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response
     if isinstance(exc, MemoryEngineError):

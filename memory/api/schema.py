@@ -38,8 +38,8 @@ COMMON_ERRORS = {
     "403": "Authenticated, but not allowed: another project's token, not a member, or a role too low.",
     "404": "No such project, session or object in this project.",
     "429": "Over a rate limit (per token, per person, or failed token checks per address); see `Retry-After`.",
-    "503": "The database is unavailable (restarting, out of connections); nothing was written, retry after "
-           "`Retry-After` seconds.",
+    "503": "The database is unavailable (restarting, out of connections). A write is stored whole or not at "
+           "all: retry the same request with the same idempotency key after `Retry-After` seconds.",
 }
 INPUT_ERRORS = {
     "400": "Invalid input: the fields and why, in `error.fields`; nothing was written.",
