@@ -3,7 +3,8 @@
     python -m bench.soak                                   20 agents × 250 interactions (8-10 minutes here)
     python -m bench.soak --agents 4 --per-agent 50         a quick run (the report says it was reduced)
     python -m bench.soak --failure-rate 0 --restart-at 0   no LLM failures, no database restart
-    python -m bench.soak --keep                            leave the soak cluster and its logs for a look
+    python -m bench.soak --keep                            leave the soak cluster running for a look
+    python -m bench.soak --report                          rewrite docs/reliability.md from the last figures
 
 What runs: a throw-away PostgreSQL cluster of its own (var/soak-pgdata, so restarting it disturbs no
 test run sharing the embedded server; `--shared-server` uses a soak database on that server instead),
@@ -14,9 +15,10 @@ random; uvicorn and procrastinate workers in queue mode pointed at both; agent t
 interactions are accepted, the database is stopped and started again; the server and the workers must
 recover on their own. After the posts, the queue drains; then every stored row is checked against
 what was sent. The figures go to docs/reliability.md; logs (the server's, the workers', PostgreSQL's) to
-var/artifacts/soak-*.log. The exit code
-is 1 if anything was lost, stored twice or with other content, refused, left pending or failed, if the
-server answered a 500 or if the server or a worker died.
+var/artifacts/soak-*.log. The exit code is 1 if anything was lost, stored twice or with other content,
+refused, left pending or failed, if the server answered a 500 (or a 503 for an interaction it had
+stored), if the server or a worker died, or if idle workers no longer start a new job at once after
+the run.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ class Child:
     def __init__(self, name: str, command: list[str], env: dict[str, str]) -> None:
         self.name = name
         self.log_path = ARTIFACTS / f"soak-{name}.log"
-        self.log: IO[str] = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in stop()
+        self.log: IO[str] = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
         # Own session: a Ctrl+C reaches only the soak, which stops children in order (workers first).
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, text=True, errors="replace", start_new_session=True)
@@ -358,7 +360,7 @@ class LockSampler(threading.Thread):
             self.with_waiters += bool(waiting)
             self.max_waiting = max(self.max_waiting, len(waiting))
             self.statements.update(query for _, query in waiting)
-            self.lock_types.update(locktype for locktype, _ in waiting)
+            self.lock_types.update(locktype or "gone" for locktype, _ in waiting)  # granted before we looked
         if conn is not None:
             conn.close()
 
@@ -787,19 +789,6 @@ def write_doc(figures: dict[str, Any], results: list[tuple[str, bool, str]]) -> 
                 ("after the run" + (" (and the restart)" if r else ""), pickup["after"])) if v["probes"]],
             "",
         ]
-        after = pickup["after"]["p50_ms"]
-        if after is not None and after >= PICKUP_LIMIT_MS:
-            lines += para(
-                "**After the restart the workers no longer hear of new jobs; they find them at their 5 s poll.**",
-                "procrastinate (3.10) listens on a connection of its own; the restart closes it, the listener",
-                "tries once to reconnect, fails while the server is down, and its task ends with that error.",
-                "Nothing restarts it: the worker's side-task monitor returns as soon as the first side task ends,",
-                "and the periodic deferrer (there are no periodic tasks) ends at start. The error is only logged",
-                "when the worker stops (`listener error: ConnectorException` in the worker logs). Until the workers",
-                "are restarted, every new job starts up to `--fetch-job-polling-interval` (5 s) late. (Even with a",
-                "live listener, a job that waited for its session's lock starts at the next poll: no notification",
-                "comes when a lock is released. That is why the end of the drain goes at about one job per poll.)",
-            )
     worker_logs = [v for k, v in figures["logs"].items() if k.startswith("worker")]
     lines += [
         "| LLM (as the fake server saw it) | |",
@@ -818,6 +807,7 @@ def write_doc(figures: dict[str, Any], results: list[tuple[str, bool, str]]) -> 
           for name, v in figures["logs"].items()],
         "",
     ]
+    lines += known_issue_lines(results)
     lines += history_lines()
     DOC.write_text("\n".join(lines))
     print(f"wrote {DOC}")
@@ -831,6 +821,55 @@ def _hurry(_signum: int, _frame: Any) -> None:
 def _interrupted(_signum: int, _frame: Any) -> None:
     """SIGTERM as Ctrl+C: the run's finally stops every process it started."""
     raise KeyboardInterrupt
+
+
+# What a failed check has meant so far, for the checks that failed here; keyed by the start of the check's name.
+KNOWN_ISSUES = {
+    "idle workers start a new job at once": (
+        "After a database restart the workers may no longer hear of new jobs",
+        "procrastinate (3.10) listens for new jobs on a connection of its own. The restart closes it; when the",
+        "listener's one attempt to reconnect comes while the server is still down, its task ends with that error,",
+        "and nothing restarts it: the worker's side-task monitor returns as soon as the first side task ends, and",
+        "the periodic deferrer (there are no periodic tasks) ends at start. The error is logged only when the",
+        "worker stops (`listener error: ConnectorException` in the worker logs). Until the workers are restarted",
+        "they find every new job at their poll, up to `--fetch-job-polling-interval` (5 s) late. (Even with a live",
+        "listener, a job that waited for its session's lock starts at the next poll: no notification comes when a",
+        "lock is released. That is why the end of a drain goes at about one job per poll.)",
+    ),
+    "no error answer for an interaction that was stored": (
+        "A 503 \"nothing was written\" for an interaction that was stored",
+        "A retry with the same idempotency key was answered `duplicate: true` after the try before it got a 503",
+        "whose message says nothing was written. `InteractionListAcceptApi.post` reads the rows again",
+        "(`Interaction.objects.filter(pk__in=ids)…`) after `interactions_accept` has committed, and a connection",
+        "the restart cuts there, or a COMMIT whose acknowledgement is lost, ends in the same 503. With a key the",
+        "retry is harmless; a client without one stores the interaction twice.",
+    ),
+    "no HTTP 500": (
+        "A 500 when the connection breaks while the job is queued",
+        "`engine.ingest._schedule_processing` queues the job with procrastinate's `defer`, which wraps the",
+        "psycopg `OperationalError` of a broken connection in its own `ConnectorException`. `api/errors.py`",
+        "maps only Django's `OperationalError`/`InterfaceError` to 503, so the client gets a 500 without",
+        "`Retry-After` (`unhandled error in InteractionListAcceptApi` in the web log). The transaction is rolled",
+        "back, so a retry is safe.",
+    ),
+}
+
+
+def known_issue_lines(results: list[tuple[str, bool, str]], limit: int = 10) -> list[str]:
+    """An explanation for each known way a check has failed, in this run or a recent one."""
+    from .run_all import para
+
+    entries = [json.loads(line) for line in HISTORY.read_text().splitlines() if line.strip()][-limit:] \
+        if HISTORY.exists() else []
+    lines: list[str] = []
+    for prefix, (title, *text) in KNOWN_ISSUES.items():
+        now = any(not ok and what.startswith(prefix) for what, ok, _ in results)
+        runs = sum(any(f.startswith(prefix) for f in e["failed"]) for e in entries)
+        if now or runs:
+            lines += [f"### {title}", "",
+                      *para(*text, f"(Failed in {runs} of the last {len(entries)} runs below"
+                            f"{', this one included' if now else ''}.)")]
+    return (["## What the failed checks mean", "", *lines]) if lines else []
 
 
 def history_entry(figures: dict[str, Any]) -> dict[str, Any]:
@@ -862,6 +901,8 @@ def history_lines(limit: int = 10) -> list[str]:
 
 def observation_lines(figures: dict[str, Any]) -> list[str]:
     """What went wrong without breaking a check: batches redone, and how entities grew."""
+    from .run_all import para
+
     i = figures["interactions"]
     workers = [v for k, v in figures["logs"].items() if k.startswith("worker")]
     redone = sum(w["batch_fallbacks"] for w in workers)
@@ -874,7 +915,16 @@ def observation_lines(figures: dict[str, Any]) -> list[str]:
         f"| entities; longest `evidence` list; evidence entries that repeat another of the same entity | "
         f"{i['entities']:,}; {i['longest_entity_evidence']}; {i['repeated_entity_evidence']:,} |",
         "",
-    ]
+    ] + (para(
+        "**Deadlocks**: two batches of different sessions each created an entity (`entity_unique_name`) the",
+        "other then needed, inside transactions that also wait for the LLM; PostgreSQL aborts one, and its",
+        "interactions are redone one at a time. Nothing is lost; the work and the LLM calls are done twice.",
+    ) if deadlocks else []) + (para(
+        "**Repeated evidence**: `engine.entities.entity_resolve` looks an exact name up by `normalized_name`",
+        "only, so a name already stored as an alias goes the similar-entity way again at each mention: the",
+        "same `{alias, similarity, rule}` entry is appended to the entity's `evidence` and the row saved once",
+        "more (the `UPDATE memory_entity` among the lock waits below). The list grows with every mention.",
+    ) if i["repeated_entity_evidence"] else [])
 
 
 def lock_lines(locks: dict[str, Any]) -> list[str]:
