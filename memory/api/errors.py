@@ -7,6 +7,7 @@ import logging
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
+from procrastinate.exceptions import ConnectorException
 from rest_framework import status
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.response import Response
@@ -25,8 +26,9 @@ def exception_handler(exc, context):
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         return _error(413, "too_large", f"The request body is over the limit of {limit} bytes.")
-    if isinstance(exc, (OperationalError, InterfaceError)):
-        # The database is unreachable, restarting or out of connections. Each write is one transaction,
+    if isinstance(exc, (OperationalError, InterfaceError, ConnectorException)):
+        # The database is unreachable, restarting or out of connections (procrastinate wraps the same
+        # errors in ConnectorException when the job is queued). Each write is one transaction,
         # but the connection can break after its commit (make soak saw it), so "nothing was written" would
         # be a lie: the client retries with the same idempotency key and gets the stored row back.
         logger.warning("database unavailable in %s: %s", context.get("view").__class__.__name__, exc)
