@@ -15,9 +15,20 @@ from ..models import AgentSession, Edge, Entity, GraphChange, Interaction, Inter
 MAX_ID = 2**63 - 1  # ids are bigint: a larger number is refused (400), never sent to PostgreSQL
 
 
+@extend_schema_field({"type": "integer", "format": "int64", "minimum": 1})
+class IdField(serializers.IntegerField):
+    """An object id: a positive bigint. The bound is checked here rather than as max_value, so the schema
+    says int64 instead of a maximum (Swagger showed 9223372036854775807 as every id's example)."""
+
+    def to_internal_value(self, data) -> int:
+        value = super().to_internal_value(data)
+        if value > MAX_ID:
+            self.fail("max_value", max_value=MAX_ID)
+        return value
+
+
 def id_field(**kwargs) -> serializers.IntegerField:
-    """An object id: a positive bigint."""
-    return serializers.IntegerField(min_value=1, max_value=MAX_ID, **kwargs)
+    return IdField(min_value=1, **kwargs)
 
 
 def metadata_field() -> serializers.DictField:
