@@ -841,21 +841,22 @@ KNOWN_ISSUES = {
         "listener, a job that waited for its session's lock starts at the next poll: no notification comes when a",
         "lock is released. That is why the end of a drain goes at about one job per poll.)",
     ),
-    "no error answer for an interaction that was stored": (
-        "A 503 \"nothing was written\" for an interaction that was stored",
-        "A retry with the same idempotency key was answered `duplicate: true` after the try before it got a 503",
-        "whose message says nothing was written. `InteractionListAcceptApi.post` reads the rows again",
-        "(`Interaction.objects.filter(pk__in=ids)…`) after `interactions_accept` has committed, and a connection",
-        "the restart cuts there, or a COMMIT whose acknowledgement is lost, ends in the same 503. With a key the",
-        "retry is harmless; a client without one stores the interaction twice.",
+    "no error answer": (  # the check's name before and after the 503's wording changed
+        "An error answer for an interaction that was stored",
+        "A retry with the same idempotency key was answered `duplicate: true` after the try before it got an",
+        "error. The connection can break after `interactions_accept` has committed: in the view's read-back of",
+        "the rows (`Interaction.objects.filter(pk__in=ids)…`) or when the COMMIT's acknowledgement is lost. The",
+        "503 `database_unavailable` said \"nothing was written\" then (the runs that failed here); it now asks",
+        "for a retry with the same key, which gets the stored row, and the check accepts it. Any other error",
+        "answer for a stored interaction still fails it: a client without a key would store it twice.",
     ),
     "no HTTP 500": (
-        "A 500 when the connection breaks while the job is queued",
+        "A 500 when the connection broke while the job was queued",
         "`engine.ingest._schedule_processing` queues the job with procrastinate's `defer`, which wraps the",
         "psycopg `OperationalError` of a broken connection in its own `ConnectorException`. `api/errors.py`",
-        "maps only Django's `OperationalError`/`InterfaceError` to 503, so the client gets a 500 without",
-        "`Retry-After` (`unhandled error in InteractionListAcceptApi` in the web log). The transaction is rolled",
-        "back, so a retry is safe.",
+        "mapped only Django's `OperationalError`/`InterfaceError` to 503, so the client got a 500 without",
+        "`Retry-After` (`unhandled error in InteractionListAcceptApi` in the web log); it maps",
+        "`ConnectorException` to the same 503 now. The transaction was rolled back, so a retry was safe.",
     ),
 }
 
