@@ -137,15 +137,21 @@ def test_fallback_socket_folder_and_socket_are_private(long_cluster):
         assert conn.execute("SELECT 1").fetchone() == (1,)
 
 
+def _skip(reason: str) -> None:
+    """These checks need a second local user (root can act as `nobody`); say why when one is missing."""
+    print(f"SKIP: {reason}")
+    pytest.skip(reason)
+
+
 def test_other_local_user_cannot_reach_the_fallback_socket(long_cluster):
     if os.geteuid() != 0:
-        pytest.skip("needs root to run psql as another unprivileged user")
+        _skip("needs root to run psql as another unprivileged user")
     try:
         pwd.getpwnam(OTHER_USER)
     except KeyError:
-        pytest.skip(f"no user {OTHER_USER!r} to play the other local user")
+        _skip(f"no user {OTHER_USER!r} to play the other local user")
     if shutil.which("runuser") is None:
-        pytest.skip("runuser (util-linux) is not installed")
+        _skip("runuser (util-linux) is not installed")
     _pgdata, sock = long_cluster
     psql = str(server.POSTGRES_BIN_PATH / "psql")
 
@@ -178,11 +184,11 @@ def test_new_socket_folder_is_created_private(tmp_path):
 
 def test_socket_folder_of_another_user_is_refused(tmp_path):
     if os.geteuid() != 0:
-        pytest.skip("needs root to make a folder owned by another user")
+        _skip("needs root to make a folder owned by another user")
     try:
         other = pwd.getpwnam(OTHER_USER)
     except KeyError:
-        pytest.skip(f"no user {OTHER_USER!r} to own the folder")
+        _skip(f"no user {OTHER_USER!r} to own the folder")
     sock = tmp_path / "cw-pg-planted"
     sock.mkdir(mode=0o777)
     os.chown(sock, other.pw_uid, other.pw_gid)

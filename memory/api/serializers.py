@@ -10,9 +10,7 @@ from rest_framework import serializers
 from ..conf import memory_settings
 from ..engine.ingest import IDEMPOTENCY_KEY_MAX, metadata_problem
 from ..live.masking import mask_memory_snapshot
-from ..models import AgentSession, Edge, Entity, GraphChange, Interaction, InteractionKind, Memory
-
-MAX_ID = 2**63 - 1  # ids are bigint: a larger number is refused (400), never sent to PostgreSQL
+from ..models import MAX_ID, AgentSession, Edge, Entity, GraphChange, Interaction, InteractionKind, Memory
 
 
 @extend_schema_field({"type": "integer", "format": "int64", "minimum": 1})

@@ -19,8 +19,11 @@ from .project import ApiToken, Membership, Project, Role, hash_token
 from .recall import RecallTrace
 from .session import AgentSession, Interaction, InteractionKind, InteractionStatus
 
+# Primary keys are bigint (BigAutoField): an id beyond this is refused (400), never sent to PostgreSQL.
+MAX_ID = 2**63 - 1
+
 __all__ = [
-    "AgentSession", "ApiToken", "Edge", "EdgeOrigin", "EdgeStatus", "EmbeddingSpace", "Entity",
+    "MAX_ID", "AgentSession", "ApiToken", "Edge", "EdgeOrigin", "EdgeStatus", "EmbeddingSpace", "Entity",
     "EntityMention", "EntityType", "GraphChange", "Interaction", "InteractionKind",
     "InteractionStatus", "Membership", "Memory", "MemoryEmbedding", "MemoryKind", "MemoryStatus",
     "NodePosition", "Project", "RecallTrace", "Relation", "Role", "SessionLayout", "hash_token",

@@ -17,7 +17,7 @@ from django.db import transaction
 
 from ...conf import memory_settings
 from ...errors import NotFoundError, ValidationFailed
-from ...models import AgentSession, Entity, Memory, MemoryKind, Project
+from ...models import MAX_ID, AgentSession, Entity, Memory, MemoryKind, Project
 from ..changelog import change_record
 
 Progress = Callable[[int, int], None]  # (units done, units in total)
@@ -92,7 +92,6 @@ def session_in(project: Project, session_id: int | None) -> AgentSession | None:
     return session
 
 
-MAX_ID = 2**63 - 1
 
 
 def entity_ref(text: str | None) -> int | str | None:
