@@ -10,13 +10,14 @@ from django.utils import timezone
 
 from memory.engine.inference import Proposal, edges_apply
 from memory.engine.ingest import InteractionInput, interactions_accept
+from memory.engine.projects import session_create
 from memory.models import Edge, EdgeOrigin, EdgeStatus, Entity, GraphChange, Interaction, Memory, Relation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _send(session, *items: tuple[str, str] | tuple[str, str, dict]) -> list[Interaction]:
-    start = timezone.now() - timedelta(hours=1)
+def _send(session, *items: tuple[str, str] | tuple[str, str, dict], hours_ago: float = 1) -> list[Interaction]:
+    start = timezone.now() - timedelta(hours=hours_ago)
     inputs = [InteractionInput(it[0], it[1], it[2] if len(it) > 2 else {}, start + timedelta(minutes=i))
               for i, it in enumerate(items)]
     accepted = interactions_accept(session=session, items=inputs, actor="test")
@@ -170,3 +171,43 @@ def test_a_moved_date_supersedes_the_old_one(agent_session, change):
     _send(agent_session, ("user_input", first), ("user_input", change))
     old = Memory.objects.filter(session=agent_session).order_by("occurred_at").first()
     assert old.status == "superseded", [m.content for m in Memory.objects.all()]
+
+
+def _second_session(project, title: str = "Two weeks later"):
+    return session_create(project=project, title=title, task="", actor="test")
+
+
+def test_a_change_announced_in_a_later_session_supersedes_the_value_set_in_an_earlier_one(agent_session):
+    (old,) = _send(agent_session, ("user_input", "Maria: I have a van on hold from Leeds Van Hire, £140 for the day."),
+                   hours_ago=3)
+    later = _second_session(agent_session.project)
+    (new,) = _send(later, ("user_input", "Maria: I rang Leeds Van Hire. They've moved the booking, it's £165 now."))
+    old_memory, new_memory = old.memories.get(), new.memories.get()
+    old_memory.refresh_from_db()
+    assert old_memory.status == "superseded"
+    edge = Edge.objects.get(source=old_memory, target=new_memory, relation=Relation.SUPERSEDES)
+    assert edge.session_id == later.pk and "amount" in edge.rationale
+
+
+def test_a_change_about_something_else_does_not_supersede_across_sessions(agent_session):
+    """Sharing a speaker's name and a value type is not being about the same thing."""
+    filler = [("user_input", f"Tom: note {i} about the garden, the shed and the {word}.")
+              for i, word in enumerate(["roses", "fence", "pond", "path", "gate", "hedge"])]
+    _send(agent_session, ("user_input", "Tom: The plumber quoted £300 for the boiler service."), *filler, hours_ago=3)
+    later = _second_session(agent_session.project)
+    _send(later, ("user_input", "Tom: The gym membership went up to £45 a month now."))
+    quote = Memory.objects.get(content__contains="plumber")
+    assert quote.status == "active"
+    assert not Edge.objects.filter(relation=Relation.SUPERSEDES).exists()
+
+
+def test_a_date_read_from_tomorrow_is_not_a_value_a_change_replaces(agent_session):
+    """'I'll call the hotel tomorrow' names no date; a later 'moved to 2 May' must not replace it."""
+    _send(agent_session, ("user_input", "I'll call the Riverside hotel about the banquet hall tomorrow"),
+          ("user_input", "The Riverside hotel banquet is set for 16 May"), hours_ago=3)
+    later = _second_session(agent_session.project)
+    _send(later, ("user_input", "The Riverside hotel banquet was moved to 2 May"))
+    call, banquet = (Memory.objects.get(content__contains="call the"),
+                     Memory.objects.get(content__contains="set for 16 May"))
+    assert call.dimensions["dates"] and not call.dimensions["stated_dates"]
+    assert call.status == "active" and banquet.status == "superseded"

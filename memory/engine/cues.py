@@ -35,8 +35,17 @@ CHANGE_CUE = re.compile(
     r"\b(changed (to|from)|has changed|have changed|is now|are now|instead of|correction|"
     r"no longer|from now on|the new (one|number|date|time|address|price|quote)|updated to|"
     r"(moved|pushed|put|postponed|rescheduled|brought forward|delayed)( \w+){0,3} (to|until|for)|"
-    r"(raised|increased|went up|dropped|lowered|cut)( \w+){0,2} to|now costs?|my new (number|phone|address|email))\b"
-    r"|改为|改成|改到|换成|换了新|更正|调整为|不再|推迟到|延期到|提前到|涨到|降到|变成了|新号码|换号", re.I)
+    r"(raised|increased|went up|dropped|lowered|cut)( \w+){0,2} to|now costs?|my new (number|phone|address|email)|"
+    # a moved date, a new figure, a revised plan: said about the value rather than naming it
+    r"(pushed|moved|put)( \w+){0,2} (back|forward|up)|(moved|moving|rescheduled) (it|the \w+)|"
+    r"(new|revised|final|updated) (total|number|price|quote|date|time|figure|estimate)|"
+    r"(a|one|two|three|\d+) (days?|weeks?|months?|hours?) (later|earlier|early)|"
+    r"(switching|changing|switched) (to|the|my|our)|instead|in the end|came to|drop(ped)? to|"
+    r"(up|down) to [£$€]?\d|\d[\d,.]*\w*( a head| each| a night| per \w+)? now)\b|"
+    r"\bnot (on|in|at) (the )?\w+\b\s*[.!]?\s*$"
+    r"|改为|改成|改到|换成|换了新|更正|调整为|不再|推迟到|延期到|提前到|涨到|降到|变成了|新号码|换号"
+    r"|挪到|往后挪|往前挪|改回|改约|改了|加到|减到|谈到|给到|涨了|现在要|推到|延到|又改|换到|改在"
+    r"|最后.{0,6}[定谈]", re.I)
 # A question about a value, or a check that it still holds, never replaces it ("is it still the 14th?",
 # "so the quote is 4,000, right?", "还是14号吗？").
 ASKS_OR_CONFIRMS = re.compile(

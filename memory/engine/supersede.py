@@ -3,20 +3,29 @@
 Two rules, both narrow on purpose, so unrelated memories are never invalidated:
 - attributes: the same (entity, attribute) with another value (the user's own attributes, "my
   phone", within the session; named entities across the project);
-- announced changes: a memory that says a value changed ("moved to", "now", "改为", "换了") and is
-  closely related to an earlier one (similar, or sharing an entity) whose value of the same type
-  (number, date, time, amount, identifier) it replaces.
+- announced changes: a memory that says a value changed ("moved to", "new total", "改为", "挪到") and
+  is closely related to an earlier one whose value of the same type (number, date, time, amount) it
+  replaces. The earlier one may be in any session of the project: in a conversation over weeks the
+  date set in March moves in April. Of the related memories with such a value only the best one
+  is replaced, per value type: the one whose value the new memory restates ("not the 28th: the
+  4th"), else the one sharing most of its telling words, else the latest.
 The old memory stays, marked superseded (out of default recall), linked by a `supersedes` edge.
 A question or a confirmation ("is it still the 14th?", "还是14号吗？") never supersedes anything.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
+from django.db import connection
+
 from ..models import Edge, EdgeOrigin, Memory, MemoryKind, MemoryStatus, Relation
 from .changelog import ENGINE_ACTOR, change_record
 from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE
-from .extraction import MULTI_VALUED, AttributeValue
+from .extraction import MULTI_VALUED, AttributeValue, segment
 from .inference import Candidate
+from .recall.seeds import TSQUERY_UNSAFE, Scope, lexical_fragment
 from .snapshots import edge_snapshot, memory_snapshot
 
 USER_ENTITY = "user"
@@ -43,6 +52,26 @@ def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
 VALUE_TYPES = ("numbers", "dates", "times", "amounts")
 CHANGE_MIN_SIMILARITY = 0.55
 MAX_VALUES_COMPARED = 2  # a memory listing many numbers is not "the" value that changed
+PROJECT_MATCHES = 8  # earlier memories of the whole project looked at for an announced change
+# An earlier memory must share two telling words with a change to be about the same thing (one beside
+# a value the change restates); a telling word is in few of the project's memories, not a speaker's name.
+MIN_SHARED_TERMS = 2
+TELLING_SHARE = 0.03
+TELLING_MIN_COUNT = 5
+
+
+@dataclass(frozen=True)
+class Replaceable:
+    """An earlier memory an announced change may replace, and how strongly it is tied to the change."""
+
+    memory: Memory
+    restated: bool  # the change repeats the old value ("can't get in on the 28th")
+    shared_terms: int  # telling words in common
+    shared_weight: float  # their summed idf
+    close: bool  # similar or sharing an entity (a candidate of the same session)
+
+    def rank(self) -> tuple:
+        return (self.restated, self.shared_weight, self.close, self.memory.occurred_at, self.memory.pk)
 
 
 def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: list[Candidate]) -> list[Edge]:
@@ -56,16 +85,84 @@ def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: l
             edge = _supersede(old, memory, f"new {attr.attribute} of {attr.entity}: {attr.value}", 0.9)
             if edge:
                 edges.append(edge)
-    if CHANGE_CUE.search(memory.content):
-        for candidate in related:
-            changed = _changed_value_type(candidate.memory, memory)
-            close = candidate.similarity >= CHANGE_MIN_SIMILARITY or candidate.shared_entities
-            if changed and close and candidate.memory.status == MemoryStatus.ACTIVE \
-                    and candidate.memory.kind not in NEVER_SUPERSEDED_KINDS:
-                edge = _supersede(candidate.memory, memory, f"announced change of a {changed[:-1]} value", 0.7)
-                if edge:
-                    edges.append(edge)
+    if CHANGE_CUE.search(memory.content) and any(_values(memory, name) for name in VALUE_TYPES):
+        for name, old in _announced_changes(memory, related).items():
+            edge = _supersede(old, memory, f"announced change of a {name[:-1]} value", 0.7)
+            if edge:
+                edges.append(edge)
     return edges
+
+
+def _announced_changes(memory: Memory, related: list[Candidate]) -> dict[str, Memory]:
+    """Per value type, the one earlier memory whose value this change replaces.
+
+    Being close (similar, sharing an entity) is not enough: in a conversation every turn shares the
+    speakers' names and a date of its own ("yesterday"). The earlier memory must share telling words
+    with the change (words found in few memories of the project), fewer beside a value it restates."""
+    telling = _telling_terms(memory)
+    close = {c.memory.pk for c in related if c.similarity >= CHANGE_MIN_SIMILARITY or c.shared_entities}
+    pool = {c.memory.pk: c.memory for c in related} | {m.pk: m for m in _project_matches(memory)}
+    chosen: dict[str, Replaceable] = {}
+    for old in pool.values():
+        later = old.occurred_at > memory.occurred_at
+        if old.status != MemoryStatus.ACTIVE or old.kind in NEVER_SUPERSEDED_KINDS or later:
+            continue
+        item = _replaceable(old, memory, telling, close=old.pk in close)
+        if item.shared_terms < (1 if item.restated else MIN_SHARED_TERMS):
+            continue
+        for name in _changed_value_types(old, memory):
+            if name not in chosen or item.rank() > chosen[name].rank():
+                chosen[name] = item
+    return {name: item.memory for name, item in chosen.items()}
+
+
+def _replaceable(old: Memory, new: Memory, telling: dict[str, float], *, close: bool) -> Replaceable:
+    restated = any(_values(old, name) & _values(new, name) for name in VALUE_TYPES)
+    shared = [telling[t] for t in _terms(old) if t in telling]
+    return Replaceable(old, restated, len(shared), round(sum(shared), 3), close)
+
+
+def _terms(memory: Memory) -> set[str]:
+    """The memory's search terms, as full-text stores them; numbers are values, not words."""
+    return {t for t in (TSQUERY_UNSAFE.sub("", w).lower() for w in segment(memory.content)) if t and not t.isdigit()}
+
+
+def _telling_terms(memory: Memory) -> dict[str, float]:
+    """The memory's terms with their inverse document frequency in the project (BM25's idf); a term in
+    more than TELLING_SHARE of the project's memories (a speaker's name, "said") tells nothing."""
+    terms = sorted(_terms(memory))
+    if not terms:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT t, (SELECT count(*) FROM {Memory._meta.db_table} m WHERE m.project_id = %s "
+            "AND m.search_vector @@ to_tsquery('simple', t)), "
+            f"(SELECT count(*) FROM {Memory._meta.db_table} WHERE project_id = %s) FROM unnest(%s::text[]) t",
+            [memory.project_id, memory.project_id, terms])
+        rows = cursor.fetchall()
+    return {term: math.log(1 + (total - found + 0.5) / (found + 0.5)) for term, found, total in rows
+            if found <= max(TELLING_MIN_COUNT, TELLING_SHARE * total)}
+
+
+def _project_matches(memory: Memory) -> list[Memory]:
+    """The project's active memories sharing the change's rarest words, best matches first (full-text)."""
+    scope = Scope(project=memory.project, session_id=None, statuses=(MemoryStatus.ACTIVE,), include_sensitive=True)
+    fragment = lexical_fragment(scope, memory.content, PROJECT_MATCHES + 1)
+    if fragment is None:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(fragment.sql, fragment.params)
+        ids = [row[0] for row in cursor.fetchall() if row[0] != memory.pk]
+    found = Memory.objects.in_bulk(ids)
+    return [found[i] for i in ids if i in found]
+
+
+def _values(memory: Memory, name: str) -> set:
+    """A value type of the memory; for dates the named ones only ("tomorrow" is no value to replace)."""
+    dims = memory.dimensions or {}
+    if name == "dates" and "stated_dates" in dims:
+        return set(dims["stated_dates"])
+    return set(dims.get(name, []))
 
 
 def asks_or_confirms(memory: Memory) -> bool:
@@ -73,15 +170,17 @@ def asks_or_confirms(memory: Memory) -> bool:
     return (memory.dimensions or {}).get("intent") == "question" or bool(ASKS_OR_CONFIRMS.search(memory.content))
 
 
-def _changed_value_type(old: Memory, new: Memory) -> str | None:
-    """The first value type both mention with different values (new is not a superset of old)."""
+def _changed_value_types(old: Memory, new: Memory) -> list[str]:
+    """The value types both mention where the new memory brings a value the old one lacks, and the old
+    one had a value the new one drops or restates beside it ("not the 24th: the 29th")."""
+    changed = []
     for name in VALUE_TYPES:
-        before, after = set(old.dimensions.get(name, [])), set(new.dimensions.get(name, []))
+        before, after = _values(old, name), _values(new, name)
         if len(before) > MAX_VALUES_COMPARED or len(after) > MAX_VALUES_COMPARED:
             continue
-        if before and after and before - after and after - before:
-            return name
-    return None
+        if before and after - before:
+            changed.append(name)
+    return changed
 
 
 def _supersede(old: Memory, memory: Memory, rationale: str, confidence: float) -> Edge | None:

@@ -13,7 +13,7 @@ from .classify import INTENTS
 from .dimensions import extract_dimensions
 from .llm_merge import with_llm_dimensions
 from .records import AttributeValue, Dimensions, ExtractedEntity
-from .segment import detect_language, segment, warm_up
+from .segment import detect_language, segment, term_overlap, warm_up
 
 __all__ = [
     "ATTRIBUTES",
@@ -25,6 +25,7 @@ __all__ = [
     "detect_language",
     "extract_dimensions",
     "segment",
+    "term_overlap",
     "warm_up",
     "with_llm_dimensions",
 ]

@@ -74,10 +74,11 @@ def extract_dimensions(text: str, *, now: datetime, kind: str | None = None) -> 
     topics = _unique(topic_labels(norm) + topic_words, 5) if kind_of_intent != "chit_chat" else []
 
     iso_dates: list[str] = []
+    stated: list[str] = []
     for hit in dates:
-        iso_dates.append(hit.first.isoformat())
-        if hit.last:
-            iso_dates.append(hit.last.isoformat())
+        days = [hit.first.isoformat()] + ([hit.last.isoformat()] if hit.last else [])
+        iso_dates.extend(days)
+        stated.extend(days if not hit.relative else [])
     clock = sorted([(t.start, t.at.strftime("%H:%M")) for t in times]
                    + [(d.start, d.at.strftime("%H:%M")) for d in dates if d.at is not None])
     return Dimensions(
@@ -98,4 +99,5 @@ def extract_dimensions(text: str, *, now: datetime, kind: str | None = None) -> 
         paths=_unique([h.value for h in paths]),
         identifiers=_unique([h.value for h in identifiers]),
         attributes=attributes,
+        stated_dates=_unique(stated),
     )

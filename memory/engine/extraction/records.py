@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -41,6 +41,9 @@ class Dimensions:
     paths: list[str]
     identifiers: list[str]
     attributes: list[AttributeValue]
+    # The dates the text names ("the 28th of March", "5月2号"), not those resolved from "tomorrow" or
+    # "next Tuesday": only a named date can be the value a later change replaces.
+    stated_dates: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -172,3 +172,11 @@ def segment(text: str) -> list[str]:
         else:
             terms.extend(_ascii_terms(piece))
     return terms
+
+
+def term_overlap(a: str, b: str) -> float:
+    """Cosine of the two texts' search-term sets: how alike they are for a text the embedder cannot read."""
+    first, second = set(segment(a)), set(segment(b))
+    if not first or not second:
+        return 0.0
+    return len(first & second) / (len(first) * len(second)) ** 0.5
