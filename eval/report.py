@@ -10,6 +10,7 @@ from .dataset import LANGUAGES, QUESTION_TYPES
 from .evaluate import EdgeResult, QuestionResult
 from .ingest import IngestedFile
 from .metrics import EMPTY_EDGE_SCORES, EdgeScores, mean
+from .targets import check
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ def summarize(ingested: list[IngestedFile], questions: list[QuestionResult], edg
             "overall": aggregate(mine),
             "by_language": {lang: aggregate([r for r in mine if r.language == lang]) for lang in LANGUAGES},
             "by_type": {t: aggregate([r for r in mine if r.question.type == t]) for t in QUESTION_TYPES},
+            "by_language_type": {lang: {t: aggregate([r for r in mine if r.language == lang and r.question.type == t])
+                                        for t in QUESTION_TYPES} for lang in LANGUAGES},
         }
 
     def edges_of(keep: Callable[[EdgeResult], bool]) -> dict[str, Any]:
@@ -130,6 +133,9 @@ def stdout_table(summary: dict) -> str:
                  f"interactions kept, {sum(r['failed'] for r in rows_in)} failed; needed interactions lost: "
                  f"{sum(len(r['lost']) for r in rows_in)} of {sum(r['needed'] for r in rows_in)}; stale memories "
                  f"marked superseded: {sum(r['stale_marked'] for r in rows_in)} of {sum(r['stale'] for r in rows_in)}")
+    targets = check(summary)
+    lines.append(f"targets: {sum(1 for t in targets if t.holds)} of {len(targets)} hold; not met: "
+                 + (", ".join(t.name for t in targets if t.holds is False) or "none"))
     return "\n".join(lines)
 
 
@@ -152,6 +158,7 @@ def markdown(summary: dict, info: RunInfo, questions: list[QuestionResult], inge
         "over every interaction of the question's scope (unfiltered; Chinese segmented with jieba), `bm25+vector`",
         "fuses that ranking with the embedder's cosine ranking by reciprocal-rank fusion (k 60).",
         "",
+        *_targets_section(summary),
         *_data_section(summary),
         *_recall_section(summary),
         *_edge_section(summary),
@@ -200,7 +207,25 @@ def _recall_section(summary: dict) -> list[str]:
         "",
         "### By question type (R@5 / R@10 / MRR)", "",
         *_table(["system", *QUESTION_TYPES], type_rows), "",
+        "### By language and question type (R@5 / R@10)", "",
+        *_table(["system", "lang", *QUESTION_TYPES], _language_type_rows(summary)), "",
     ]
+
+
+def _language_type_rows(summary: dict) -> list[list[str]]:
+    rows = []
+    for language in LANGUAGES:
+        for preset, agg in summary["presets"].items():
+            cells = agg["by_language_type"][language]
+            rows.append([preset, language, *(f"{_f(cells[t]['recall'])} / {_f(cells[t]['r10'])} "
+                                             f"(n={cells[t]['answerable']})" for t in QUESTION_TYPES)])
+    return rows
+
+
+def _targets_section(summary: dict) -> list[str]:
+    marks = {True: "holds", False: "**not met**", None: "not measured"}
+    rows = [[t.name, marks[t.holds], t.detail] for t in check(summary)]
+    return ["## Targets", "", *_table(["target", "", "this run"], rows), ""]
 
 
 def _edge_section(summary: dict) -> list[str]:

@@ -203,7 +203,8 @@ def test_end_to_end_run_on_one_file():
     assert set(summary) == {"presets", "edges", "ingest"}
     assert list(summary["presets"]) == systems, "the baselines are computed in the same run, beside every preset"
     for agg in summary["presets"].values():
-        assert set(agg) == {"overall", "by_language", "by_type"}
+        assert set(agg) == {"overall", "by_language", "by_type", "by_language_type"}
+        assert agg["by_language_type"]["zh"]["chain"]["questions"] == agg["by_type"]["chain"]["questions"]
         assert set(agg["by_language"]) == set(LANGUAGES) and set(agg["by_type"]) == set(QUESTION_TYPES)
         assert agg["overall"]["questions"] == len(spec.questions)
         assert agg["by_language"]["en"]["questions"] == 0
@@ -231,13 +232,54 @@ def test_end_to_end_run_on_one_file():
     info = RunInfo(date="today", machine="test", embedder="hashing", llm="none", commit="abc", database="test",
                    command="pytest")
     report = markdown(summary, info, questions, ingested)
-    for heading in ("# Recall and dependency-graph evaluation", "## Recall", "### By question type",
+    for heading in ("# Recall and dependency-graph evaluation", "## Targets", "## Recall", "### By question type",
+                    "### By language and question type",
                     "## Dependency edges", "## Needed interactions lost at ingest", "## Per question",
                     "## Misses per system"):
         assert heading in report
     table = stdout_table(summary)
     assert all(system in table for system in systems) and "edges (P/R/F1" in table
-    assert "stale memories marked superseded" in table
+    assert "stale memories marked superseded" in table and "targets: " in table
+
+
+def _aggregate(recall: float, r10: float, far5: float | None = None, answerable: int = 4) -> dict:
+    return {"questions": answerable, "answerable": answerable, "recall": recall, "r10": r10, "mrr": recall,
+            "far5": far5, "far_questions": 2, "needed": 8, "lost": 0, "stale_above": None}
+
+
+def _summary(ripple: float, baseline: float, *, far5: float = 0.5, precision: float = 0.6, marked: int = 9) -> dict:
+    def preset(value: float) -> dict:
+        cell = _aggregate(value, value, far5)
+        return {"overall": cell, "by_type": {t: cell for t in QUESTION_TYPES},
+                "by_language_type": {lang: {t: cell for t in QUESTION_TYPES} for lang in LANGUAGES}}
+
+    return {"presets": {"bm25": preset(baseline), "bm25+vector": preset(baseline), "hybrid": preset(ripple - 0.2),
+                        "ripple": preset(ripple)},
+            "edges": {"overall": {"precision": precision, "recall": 0.7}},
+            "ingest": [{"stale": 10, "stale_marked": marked}]}
+
+
+def test_targets_hold_only_when_every_number_clears_its_bar():
+    from eval.targets import check
+
+    assert all(t.holds for t in check(_summary(0.6, 0.5))), [t for t in check(_summary(0.6, 0.5)) if not t.holds]
+    failing = {t.name: t for t in check(_summary(0.5, 0.5, far5=0.2, precision=0.3, marked=5)) if t.holds is False}
+    beats = next(t for name, t in failing.items() if name.startswith("`ripple` beats"))
+    assert "en chain R@5 0.50 vs bm25 0.50" in beats.detail, "a tie is not a win"
+    assert any(name.startswith("chain far@5") for name in failing)
+    assert any(name.startswith("inferred edges") for name in failing)
+    assert any("superseded" in name for name in failing)
+    (fact,) = [t for t in check(_summary(0.6, 0.5)) if t.name.startswith("single-hop")]
+    assert fact.holds  # ripple is 0.2 above hybrid there
+
+
+def test_targets_are_not_measured_without_the_baselines():
+    from eval.targets import check
+
+    summary = _summary(0.6, 0.5)
+    del summary["presets"]["bm25"]
+    (only,) = check(summary)
+    assert only.holds is None and "bm25" in only.detail
 
 
 def test_stale_above_only_when_a_superseded_memory_outranks_every_current_one():
