@@ -20,11 +20,9 @@ from .models import (
     GraphChange,
     Interaction,
     InteractionStatus,
-    Membership,
     Memory,
     MemoryStatus,
     Project,
-    Role,
 )
 
 GRAPH_MAX_NODES = 5000  # a whole session is sent up to this many memories; beyond, a neighbourhood
@@ -41,17 +39,6 @@ def _count(queryset: QuerySet) -> Coalesce:
     counted = queryset.filter(session_id=OuterRef("pk")).order_by().values("session_id") \
         .annotate(n=Count("*")).values("n")
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
-
-
-SEE_SENSITIVE_ROLES = (Role.CURATOR, Role.ADMIN)
-
-
-def user_may_see_sensitive(user, project_id: int) -> bool:
-    """People see sensitive content with the curator or admin role in the project (or as superuser)."""
-    if user is None or not user.is_authenticated:
-        return False
-    return user.is_superuser or Membership.objects.filter(
-        user=user, project_id=project_id, role__in=SEE_SENSITIVE_ROLES).exists()
 
 
 def session_list(*, project: Project) -> QuerySet[AgentSession]:

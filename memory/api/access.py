@@ -1,32 +1,30 @@
-"""Which project or session a request may touch. Enforced on the server for every call."""
+"""The access rule (memory/access.py) for API requests: its refusals as DRF's 404 and 403."""
 
 from __future__ import annotations
 
 from rest_framework.exceptions import NotFound, PermissionDenied
 
-from ..models import AgentSession, ApiToken, Membership, Project, Role
+from ..access import Access, NotAllowed, UnknownProject, project_access
+from ..models import AgentSession, ApiToken, Project, Role
 
-ROLE_RANK = {Role.VIEWER: 0, Role.CURATOR: 1, Role.ADMIN: 2}
+
+def request_access(request, slug: str, *, min_role: str = Role.VIEWER, agents: bool = True,
+                   why: str = "") -> Access:
+    """The caller's access to the project in the URL, if it may do an act needing `min_role`.
+
+    `agents`: whether an agent's token may do it at all (people-only acts say False, and `why`)."""
+    token = request.auth if isinstance(request.auth, ApiToken) else None
+    try:
+        access = project_access(slug, user=None if token else request.user, token=token)
+        return access.require(min_role, agents=agents, why=why)
+    except UnknownProject as exc:
+        raise NotFound(str(exc)) from exc
+    except NotAllowed as exc:
+        raise PermissionDenied(str(exc)) from exc
 
 
-def project_for(request, slug: str, *, min_role: str = Role.VIEWER) -> Project:
-    """The project named in the URL, if the token or the user's membership allows it."""
-    project = Project.objects.filter(slug=slug).first()
-    if project is None:
-        raise NotFound(f"No project {slug!r}.")
-    if isinstance(request.auth, ApiToken):
-        if request.auth.project_id != project.pk:
-            raise PermissionDenied("This API token belongs to another project.")
-        return project
-    user = request.user
-    if user.is_superuser:
-        return project
-    membership = Membership.objects.filter(project=project, user=user).first()
-    if membership is None:
-        raise PermissionDenied("You are not a member of this project.")
-    if ROLE_RANK[Role(membership.role)] < ROLE_RANK[Role(min_role)]:
-        raise PermissionDenied(f"This needs the {min_role} role.")
-    return project
+def project_for(request, slug: str, *, min_role: str = Role.VIEWER, agents: bool = True, why: str = "") -> Project:
+    return request_access(request, slug, min_role=min_role, agents=agents, why=why).project
 
 
 def session_for(project: Project, session_id: int) -> AgentSession:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -23,9 +22,8 @@ from ..engine.maintenance.forget import MODES, ForgetFilter, forget_run
 from ..engine.maintenance.merge import SCOPES, merge_memories, merge_run
 from ..engine.maintenance.review import review_run
 from ..engine.maintenance.summarise import summarise_run
-from ..models import ApiToken, Memory, MemoryKind, Project, Role
-from ..selectors import user_may_see_sensitive
-from .access import project_for
+from ..models import Memory, MemoryKind, Project, Role
+from .access import project_for, request_access
 from .authentication import actor_of
 from .serializers import MAX_ID, MemoryOutput, id_field
 
@@ -180,15 +178,15 @@ class SummariseApi(APIView):
     @extend_schema(request=SummariseInput, responses=SummariseOutput, tags=TAG,
                    summary="Summarise a cluster into one summary memory linked by summarizes edges")
     def post(self, request, project_slug: str):
-        project = project_for(request, project_slug, min_role=Role.CURATOR)
+        access = request_access(request, project_slug, min_role=Role.CURATOR)
+        project = access.project
         data = _valid(SummariseInput, request).validated_data
         report = summarise_run(project=project, actor=actor_of(request), memory_ids=data["memory_ids"] or None,
                                session_id=data["session_id"], entity=entity_ref(data["entity"]),
                                use_llm=data["use_llm"], dry_run=data["dry_run"])
         body = report.to_json()
         summary = Memory.objects.filter(pk__in=report.ids.get("summary", [])).prefetch_related("sources").first()
-        context = {"show_sensitive": not isinstance(request.auth, ApiToken)
-                   and user_may_see_sensitive(request.user, project.pk)}
+        context = {"show_sensitive": access.may_see_sensitive}
         body["summary"] = MemoryOutput(summary, context=context).data if summary else None
         return Response(body)
 
@@ -220,7 +218,5 @@ class ForgetApi(APIView):
 
 def _admin_project(request, slug: str) -> Project:
     """Forgetting is for people with the admin role; an agent's token never may."""
-    if isinstance(request.auth, ApiToken):
-        project_for(request, slug)  # a token of another project still gets that 403 first
-        raise PermissionDenied("Forgetting needs a person with the admin role; API tokens cannot forget.")
-    return project_for(request, slug, min_role=Role.ADMIN)
+    return project_for(request, slug, min_role=Role.ADMIN, agents=False,
+                       why="Forgetting needs a person with the admin role; API tokens cannot forget.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -14,17 +14,10 @@ from ..engine.pipeline import interaction_process_safely, interaction_promote
 from ..engine.projects import session_create
 from ..engine.recall import RecallQuery, memory_recall
 from ..live.masking import changes_for_viewer
-from ..models import ApiToken, Interaction, Project, Role
-from ..selectors import (
-    change_list,
-    interaction_list,
-    session_graph,
-    session_list,
-    session_with_counts,
-    user_may_see_sensitive,
-)
+from ..models import Interaction, Role
+from ..selectors import change_list, interaction_list, session_graph, session_list, session_with_counts
 from . import serializers as s
-from .access import project_for, session_for
+from .access import project_for, request_access, session_for
 from .authentication import actor_of
 from .pagination import BoundedPagination
 
@@ -138,9 +131,9 @@ class InteractionPromoteApi(APIView):
                                             409: OpenApiResponse(description="Not a filtered interaction")},
                    summary="Keep an interaction the filter dropped (curators; people only)")
     def post(self, request, project_slug: str, session_id: int, interaction_id: int):
-        if isinstance(request.auth, ApiToken):
-            raise PermissionDenied("Promoting is a curation act: log in as a person with the curator role.")
-        session = session_for(project_for(request, project_slug, min_role=Role.CURATOR), session_id)
+        access = request_access(request, project_slug, min_role=Role.CURATOR, agents=False,
+                                why="Promoting is a curation act: log in as a person with the curator role.")
+        session = session_for(access.project, session_id)
         if not session.interactions.filter(pk=interaction_id).exists():
             raise NotFound(f"No interaction {interaction_id} in session {session_id}.")
         interaction_promote(interaction_id=interaction_id, actor=actor_of(request))
@@ -156,12 +149,13 @@ class SessionGraphApi(APIView):
         responses=s.GraphOutput, summary="A session's memories (with layout positions), edges and entities",
     )
     def get(self, request, project_slug: str, session_id: int):
-        session = session_for(project_for(request, project_slug), session_id)
+        access = request_access(request, project_slug)
+        session = session_for(access.project, session_id)
         params = _validated(s.GraphQueryInput, request.query_params)
         graph = session_graph(session=session, around=params["around"], hops=params["hops"], limit=params["limit"])
         if params["around"] is not None and not graph.memories:
             raise NotFound(f"No memory {params['around']} in session {session_id}.")
-        show_sensitive = _may_see_sensitive(request, session.project)
+        show_sensitive = access.may_see_sensitive
         entities = graph.entities
         if not show_sensitive:  # an entity only sensitive memories mention is not shown to viewers
             named = {n for m in graph.memories if not m.sensitive for n in graph.entity_names.get(m.pk, [])}
@@ -186,7 +180,8 @@ class SessionChangesApi(APIView):
         responses=s.ChangeListOutput, summary="The session's change log after a given id, in order",
     )
     def get(self, request, project_slug: str, session_id: int):
-        session = session_for(project_for(request, project_slug), session_id)
+        access = request_access(request, project_slug)
+        session = session_for(access.project, session_id)
         params = _validated(s.ChangeQueryInput, request.query_params)
         changes = change_list(session=session, after_id=params["after"], limit=params["limit"] + 1,
                               memory_id=params["memory"], edge_id=params["edge"])
@@ -194,7 +189,7 @@ class SessionChangesApi(APIView):
         changes = changes[: params["limit"]]
         last = changes[-1].id if changes else params["after"]
         visible = changes_for_viewer(s.ChangeOutput(changes, many=True).data,
-                                     show_sensitive=_may_see_sensitive(request, session.project))
+                                     show_sensitive=access.may_see_sensitive)
         return Response({"changes": visible, "last_change_id": last, "has_more": has_more})
 
 
@@ -202,16 +197,13 @@ class RecallApi(APIView):
     @extend_schema(request=s.RecallInput, summary="Recall memories for a query, with provenance",
                    responses={200: s.RecallOutput, 404: OpenApiResponse(description="Unknown session")})
     def post(self, request, project_slug: str):
-        project = project_for(request, project_slug)
+        access = request_access(request, project_slug)
+        project = access.project
         data = _validated(s.RecallInput, request.data)
         session = session_for(project, data["session_id"]) if data["session_id"] is not None else None
         query = RecallQuery(text=data["query"], k=data.get("k") or memory_settings.DEFAULT_RECALL_K, session=session,
-                            include_sensitive=_may_see_sensitive(request, project), preset=data["preset"],
+                            include_sensitive=access.may_see_sensitive, preset=data["preset"],
                             params=data["params"])
         result = memory_recall(project=project, query=query, actor=actor_of(request))
         return Response(s.RecallOutput(result, context={"show_sensitive": query.include_sensitive}).data)
 
-
-def _may_see_sensitive(request, project: Project) -> bool:
-    """Agents (tokens) never see sensitive memories; people need the curator role in that project."""
-    return not isinstance(request.auth, ApiToken) and user_may_see_sensitive(request.user, project.pk)

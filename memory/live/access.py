@@ -1,11 +1,11 @@
-"""Who may watch a session live: members of its project (any role) and superusers."""
+"""Who may watch a session live: the access rule (memory/access.py) for a websocket's user."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..models import AgentSession, Membership
-from ..selectors import SEE_SENSITIVE_ROLES
+from .. import access as rule
+from ..models import AgentSession
 
 
 @dataclass(frozen=True)
@@ -25,17 +25,13 @@ class NotAllowed(Exception):
 
 def session_watch(user, session_id: int) -> Watch:
     """The watch this user may open on the session; raises UnknownSession or NotAllowed."""
-    project_id = AgentSession.objects.filter(pk=session_id).values_list("project_id", flat=True).first()
-    if project_id is None:
-        # Unknown to everyone, but only a logged-in user learns that (anonymous → NotAllowed first).
-        if user is None or not user.is_authenticated:
-            raise NotAllowed
-        raise UnknownSession
+    session = AgentSession.objects.select_related("project").filter(pk=session_id).first()
     if user is None or not user.is_authenticated or not user.is_active:
-        raise NotAllowed
-    if user.is_superuser:
-        return Watch(session_id, project_id, show_sensitive=True)
-    role = Membership.objects.filter(project_id=project_id, user=user).values_list("role", flat=True).first()
-    if role is None:
-        raise NotAllowed
-    return Watch(session_id, project_id, show_sensitive=role in SEE_SENSITIVE_ROLES)
+        raise NotAllowed  # before saying whether the session exists
+    if session is None:
+        raise UnknownSession
+    try:
+        access = rule.access_to(session.project, user=user)
+    except rule.NotAllowed as exc:
+        raise NotAllowed from exc
+    return Watch(session_id, session.project_id, show_sensitive=access.may_see_sensitive)

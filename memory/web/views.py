@@ -17,8 +17,9 @@ from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 
-from ..models import AgentSession, Membership, Project
-from ..selectors import interaction_list, session_list, user_may_see_sensitive
+from ..access import Access, NotAllowed, UnknownProject, project_access
+from ..models import AgentSession, Project
+from ..selectors import interaction_list, session_list
 from .labels import all_choices
 
 SESSIONS_PER_PAGE = 50
@@ -49,23 +50,20 @@ def _visible_projects(user) -> QuerySet[Project]:
     return Project.objects.filter(memberships__user=user).order_by("name")
 
 
-def _project_or_403(user, slug: str) -> Project:
-    project = Project.objects.filter(slug=slug).first()
-    if project is None:
-        raise Http404("No such project")
-    if not (user.is_superuser or Membership.objects.filter(project=project, user=user).exists()):
-        raise PermissionDenied
-    return project
+def _page_access(user, slug: str) -> Access:
+    """The access rule for pages: an unknown project is a 404, a project the user is not in a 403."""
+    try:
+        return project_access(slug, user=user)
+    except UnknownProject as exc:
+        raise Http404("No such project") from exc
+    except NotAllowed as exc:
+        raise PermissionDenied from exc
 
 
 def _searched(sessions: QuerySet[AgentSession], query: str) -> QuerySet[AgentSession]:
     if not query:
         return sessions
     return sessions.filter(Q(title__icontains=query) | Q(task__icontains=query))
-
-
-def _may_see_sensitive(user, project: Project) -> bool:
-    return user_may_see_sensitive(user, project.pk)
 
 
 @login_required
@@ -87,7 +85,7 @@ def home(request):
 
 @login_required
 def project_detail(request, project_slug: str):
-    project = _project_or_403(request.user, project_slug)
+    project = _page_access(request.user, project_slug).project
     query = request.GET.get("q", "").strip()
     sessions = _searched(session_list(project=project), query)
     page = Paginator(sessions, SESSIONS_PER_PAGE).get_page(request.GET.get("page"))
@@ -97,15 +95,16 @@ def project_detail(request, project_slug: str):
 
 @login_required
 def session_detail(request, project_slug: str, session_id: int):
-    project = _project_or_403(request.user, project_slug)
-    session = AgentSession.objects.filter(project=project, pk=session_id).first()
+    access = _page_access(request.user, project_slug)
+    session = AgentSession.objects.filter(project=access.project, pk=session_id).first()
     if session is None:
         raise Http404("No such session")
-    context = {"project": project, "session": session, "config": _page_config(request, project, session)}
+    context = {"project": access.project, "session": session, "config": _page_config(access, session)}
     return render(request, "memory/session.html", context)
 
 
-def _page_config(request, project: Project, session: AgentSession) -> dict[str, Any]:
+def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
+    project = access.project
     kwargs = {"project_slug": project.slug, "session_id": session.pk}
     filtered = interaction_list(session=session).filter(status="filtered").order_by("-occurred_at", "-id")
     return {
@@ -117,7 +116,7 @@ def _page_config(request, project: Project, session: AgentSession) -> dict[str, 
             "interaction": reverse("api-interaction", kwargs={**kwargs, "interaction_id": 0}),
             "ws": f"/ws/sessions/{session.pk}/",
         },
-        "canSeeSensitive": _may_see_sensitive(request.user, project),
+        "canSeeSensitive": access.may_see_sensitive,
         "choices": all_choices(),
         "interactions": [
             {"id": i.pk, "kind": i.kind, "content": i.content, "status": i.status, "scores": i.scores,
