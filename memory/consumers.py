@@ -27,8 +27,8 @@ from .engine.events import session_group
 from .engine.snapshots import change_snapshot
 from .live import listener, subscriptions
 from .live.access import NotAllowed, UnknownSession, Watch, session_watch
-from .live.masking import changes_for_viewer
 from .selectors import change_list
+from .visibility import changes_for_viewer
 
 CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404

@@ -129,16 +129,6 @@ WS_UNKNOWN_SESSION = (4403, 4403, 4403, 4403, 4403, 4404, 4404, 4404, 4404, 4404
 
 ALLOWED = range(200, 300)
 
-# BUG (reported, not fixed here): the interaction list and detail return the raw content of the interaction
-# a sensitive memory was made from, to viewers and agent tokens (the change log masks it: live/masking.py).
-# Strict both ways (test_reads_naming_the_sensitive_memorys_source_…): a new leak fails, and so does an
-# entry once its leak is fixed (then delete it).
-KNOWN_SENSITIVE_LEAKS: dict[tuple[str, str], frozenset[str]] = {
-    ("api/projects/<slug:project_slug>/sessions/<int:session_id>/interactions/", "GET"):
-        frozenset({"token", "viewer"}),
-    ("api/projects/<slug:project_slug>/sessions/<int:session_id>/interactions/<int:interaction_id>/", "GET"):
-        frozenset({"token", "viewer"}),  # seen when <interaction_id> is the sensitive memory's source
-}
 
 
 def allowed(status: int, pattern: str) -> bool:
@@ -400,8 +390,7 @@ def check_answer(answer: Answer, *, pattern: str, method: str, principal: str, e
     if answer.status == 302 and row.redirect and not answer.location.startswith(row.redirect):
         problems.append(f"302 to {answer.location!r}, expected {row.redirect!r}…")
     if allowed(answer.status, pattern):
-        known = principal in KNOWN_SENSITIVE_LEAKS.get((pattern, method), frozenset())
-        if principal in NO_SENSITIVE and SENSITIVE_MARK in answer.text and not known:
+        if principal in NO_SENSITIVE and SENSITIVE_MARK in answer.text:
             problems.append("the answer contains the sensitive memory's content")
         if principal in NO_ACCESS and PROJECT_MARK in answer.text:
             problems.append("the answer contains the project's session title (no access to the project)")
@@ -430,11 +419,11 @@ def test_http_matrix(world):
     assert not mismatches, f"{len(mismatches)} mismatches:\n" + "\n".join(mismatches)
 
 
-def test_reads_naming_the_sensitive_memorys_source_leak_only_the_known_leaks(world):
-    """Every read, with <interaction_id> naming the sensitive memory's source: leaks are exactly the known ones.
+def test_reads_naming_the_sensitive_memorys_source_never_leak_it(world):
+    """Every read, with <interaction_id> naming the sensitive memory's source: nothing of it reaches a viewer
+    or an agent (the interaction list and detail returned its raw content before the visibility rule).
 
-    The matrix above reads a filtered interaction; this sweep points the reads at the secret's own
-    interaction, and keeps KNOWN_SENSITIVE_LEAKS honest (a fixed leak must be deleted from it).
+    The matrix above reads a filtered interaction; this sweep points the reads at the secret's own interaction.
     """
     values = {**world.values, "interaction_id": world.values["secret_interaction_id"]}
     reads = [(p, m, row) for (p, m), row in MATRIX.items() if m == "GET"]
@@ -448,11 +437,7 @@ def test_reads_naming_the_sensitive_memorys_source_leak_only_the_known_leaks(wor
                 mismatches.append(f"{method} {url} ({pattern}) {principal}: expected {expected} got {answer.status}")
             if principal in NO_SENSITIVE and SENSITIVE_MARK in answer.text:
                 leaked.add((pattern, method, principal))
-    known = {(p, m, who) for (p, m), whos in KNOWN_SENSITIVE_LEAKS.items() for who in whos}
-    mismatches += [f"{m} {p} {who}: sensitive content leaks (add a mask, not a KNOWN_SENSITIVE_LEAKS entry)"
-                   for p, m, who in sorted(leaked - known)]
-    mismatches += [f"{m} {p} {who}: no longer leaks - delete it from KNOWN_SENSITIVE_LEAKS"
-                   for p, m, who in sorted(known - leaked)]
+    mismatches += [f"{m} {p} {who}: sensitive content leaks" for p, m, who in sorted(leaked)]
     assert not mismatches, f"{len(mismatches)} mismatches:\n" + "\n".join(mismatches)
 
 

@@ -227,3 +227,40 @@ def test_listener_reconnects_and_delivers_what_committed_while_it_was_away(live_
         messages = receive_until(ws, lambda ms: "test.while_away" in json.dumps(ms), timeout=60)
     assert change_ids(messages) == [last_id(agent_session)]
     assert "reconnecting" in live_server_process.log_text()
+
+
+def test_a_repeat_of_a_sensitive_memory_and_an_edge_quoting_it_reach_a_viewer_masked(live_server_process,
+                                                                                      agent_session):
+    """`interaction.received` of a repeat (pending: not yet known to be one) and an edge whose rationale quotes
+    the value, both written in another process, reach an open viewer socket without the value."""
+    interactions_accept(session=agent_session, actor="t", items=[
+        InteractionInput("user_input", "The hotel needs a contact number for the booking"),
+        InteractionInput("user_input", "My phone is +8613912345678")])
+    plain = Memory.objects.get(session=agent_session, content__contains="hotel")
+    secret = Memory.objects.get(session=agent_session, content__contains="phone")
+    Memory.objects.filter(pk=secret.pk).update(sensitive=True)
+    viewer = member(agent_session.project, "viewer")
+    with open_socket(live_server_process, agent_session.pk, session_cookie(viewer)) as ws:
+        catch_up(ws, last_id(agent_session))
+        run_writer(
+            "from django.db import transaction\n"
+            "from memory.engine.changelog import change_record\n"
+            "from memory.engine.snapshots import edge_snapshot, interaction_snapshot\n"
+            "from memory.models import Edge, Interaction, Memory\n"
+            f"m = Memory.objects.get(pk={secret.pk})\n"
+            "with transaction.atomic():\n"
+            "    i = Interaction.objects.create(project=m.project, session=m.session, kind='user_input',\n"
+            "                                   content='my phone is +8613912345678', occurred_at=m.occurred_at)\n"
+            "    change_record(project=m.project, session=m.session, actor='cli', op='interaction.received',\n"
+            "                  object_type='interaction', object_id=i.pk, after=interaction_snapshot(i))\n"
+            f"    e = Edge.objects.create(project=m.project, session=m.session, source_id={plain.pk}, target=m,\n"
+            "                            relation='references', rationale='reuses +8613912345678')\n"
+            "    change_record(project=m.project, session=m.session, actor='cli', op='edge.created',\n"
+            "                  object_type='edge', object_id=e.pk, after=edge_snapshot(e))\n"
+        )
+        messages = receive_until(ws, lambda ms: "edge.created" in json.dumps(ms))
+    changes = [c for m in messages if m["type"] == "changes" for c in m["changes"]]
+    received = next(c for c in changes if c["op"] == "interaction.received")
+    edge = next(c for c in changes if c["op"] == "edge.created")
+    assert received["after"]["content"] == "[not processed yet]" and edge["after"]["rationale"] == "[sensitive]"
+    assert "8613912345678" not in json.dumps(messages)

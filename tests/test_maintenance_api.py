@@ -198,6 +198,8 @@ def test_summarise_answers_with_the_summary_masked_for_agents(api, person, memor
     assert body["summary"]["id"] == summary.pk and body["summary"]["kind"] == "summary"
     assert summary.sensitive and memories[2].content in summary.content  # three sentences: all are quoted
     assert body["summary"]["content"] == "[sensitive]"
+    assert "peanut" not in json.dumps(body), "the summary's dimensions quote it too (entities, attributes)"
+    assert set(body["summary"]["dimensions"]) <= {"language", "intent", "sentiment", "subjectivity", "source_kind"}
     dry = post(person(Role.CURATOR), "summarise", {"memory_ids": ids[:2], "dry_run": True}).json()
     assert dry["summary"] is None and dry["counts"] == {"members": 2, "summaries": 1, "edges": 2}
 

@@ -9,8 +9,15 @@ from rest_framework import serializers
 
 from ..conf import memory_settings
 from ..engine.ingest import IDEMPOTENCY_KEY_MAX, metadata_problem
-from ..live.masking import mask_memory_snapshot
 from ..models import MAX_ID, AgentSession, Edge, Entity, GraphChange, Interaction, InteractionKind, Memory
+from ..visibility import (
+    SENSITIVE_MASK,
+    edge_rationale,
+    interaction_mask,
+    mask_interaction,
+    mask_memory_snapshot,
+    sensitive_interaction_ids,
+)
 
 
 @extend_schema_field({"type": "integer", "format": "int64", "minimum": 1})
@@ -108,6 +115,17 @@ class InteractionOutput(serializers.ModelSerializer):
     def get_memory_ids(self, obj: Interaction) -> list[int]:
         return sorted(m.pk for m in obj.memories.all())
 
+    def to_representation(self, instance: Interaction) -> dict:
+        """The visibility rule: the content of a sensitive memory's source (or of a pending interaction)
+        is masked for a reader without `show_sensitive`; pass `sensitive_interactions` for a page."""
+        data = super().to_representation(instance)
+        if self.context.get("show_sensitive", False):
+            return data
+        hidden = self.context.get("sensitive_interactions")
+        if hidden is None:
+            hidden = sensitive_interaction_ids([instance.pk])
+        return mask_interaction(data, interaction_mask(instance.pk, instance.status, hidden))
+
 
 class InteractionPageOutput(serializers.Serializer):
     """One page of a session's interactions (limit/offset pagination)."""
@@ -130,8 +148,6 @@ class AcceptedBatchOutput(serializers.Serializer):
     interactions = AcceptedOutput(many=True)
 
 
-SENSITIVE_MASK = "[sensitive]"
-
 
 class ProvenanceOutput(serializers.ModelSerializer):
     interaction_id = serializers.IntegerField(source="id")
@@ -152,7 +168,7 @@ class MemoryOutput(serializers.ModelSerializer):
     def to_representation(self, instance: Memory) -> dict:
         data = super().to_representation(instance)
         if instance.sensitive and not self.context.get("show_sensitive", False):
-            data["content"] = SENSITIVE_MASK
+            data = mask_memory_snapshot(data)
         return data
 
 
@@ -178,7 +194,7 @@ class GraphMemoryOutput(MemoryOutput):
     """A graph node: the memory plus what the browser draws with (label, stored force position).
 
     For readers who may not see sensitive content, a sensitive memory's content, label, entities and
-    content-derived dimensions are masked (memory.live.masking, the same rule as the live stream).
+    content-derived dimensions are masked (memory/visibility.py, the same rule as the live stream).
     """
 
     label = serializers.SerializerMethodField(help_text="Short text for the node (masked if sensitive).")
@@ -260,11 +276,14 @@ def graph_node(memory: Memory, *, sources: list[dict], position: tuple[float, fl
     return node
 
 
-def graph_edge(edge: Edge) -> dict:
-    """EdgeOutput's JSON built directly (10,000 edges through DRF fields took ~1 s)."""
+def graph_edge(edge: Edge, hidden: set[int] | frozenset[int] = frozenset()) -> dict:
+    """EdgeOutput's JSON built directly (10,000 edges through DRF fields took ~1 s). `hidden`: the sensitive
+    memories the reader may not see, whose edges show no rationale."""
     return {"id": edge.pk, "source_id": edge.source_id, "target_id": edge.target_id, "relation": edge.relation,
             "weight": edge.weight, "confidence": edge.confidence, "origin": edge.origin, "status": edge.status,
-            "needs_review": edge.needs_review, "rationale": edge.rationale, "created_at": _when(edge.created_at)}
+            "needs_review": edge.needs_review,
+            "rationale": edge_rationale(edge.rationale, edge.source_id, edge.target_id, hidden),
+            "created_at": _when(edge.created_at)}
 
 
 class GraphOutput(serializers.Serializer):

@@ -8,14 +8,15 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..access import Access
 from ..conf import memory_settings
 from ..engine.ingest import InteractionInput, interactions_accept
 from ..engine.pipeline import interaction_process_safely, interaction_promote
 from ..engine.projects import session_create
 from ..engine.recall import RecallQuery, memory_recall
-from ..live.masking import changes_for_viewer
 from ..models import Interaction, Role
 from ..selectors import change_list, interaction_list, session_graph, session_list, session_with_counts
+from ..visibility import changes_for_viewer, sensitive_interaction_ids, sensitive_memory_ids
 from . import serializers as s
 from .access import project_for, request_access, session_for
 from .authentication import actor_of
@@ -49,11 +50,13 @@ class InteractionListAcceptApi(APIView):
                    parameters=[OpenApiParameter("limit", int, description="Page size (default 100, 1 to 1000)."),
                                OpenApiParameter("offset", int, description="Skip this many (default 0).")])
     def get(self, request, project_slug: str, session_id: int):
-        session = session_for(project_for(request, project_slug), session_id)
+        access = request_access(request, project_slug)
+        session = session_for(access.project, session_id)
         queryset = interaction_list(session=session).prefetch_related("memories")
         paginator = BoundedPagination()
         page = paginator.paginate_queryset(queryset, request, view=self)
-        return paginator.get_paginated_response(s.InteractionOutput(page, many=True).data)
+        return paginator.get_paginated_response(s.InteractionOutput(page, many=True,
+                                                                    context=_reader(access, page)).data)
 
     @extend_schema(
         request=PolymorphicProxySerializer(
@@ -119,11 +122,19 @@ def _validated(serializer_class, data) -> dict:
 class InteractionDetailApi(APIView):
     @extend_schema(responses=s.InteractionOutput, summary="One interaction, with its processing status")
     def get(self, request, project_slug: str, session_id: int, interaction_id: int):
-        session = session_for(project_for(request, project_slug), session_id)
+        access = request_access(request, project_slug)
+        session = session_for(access.project, session_id)
         interaction = session.interactions.prefetch_related("memories").filter(pk=interaction_id).first()
         if interaction is None:
             raise NotFound(f"No interaction {interaction_id} in session {session_id}.")
-        return Response(s.InteractionOutput(interaction).data)
+        return Response(s.InteractionOutput(interaction, context=_reader(access, [interaction])).data)
+
+
+def _reader(access: Access, interactions: list[Interaction]) -> dict:
+    """Serializer context for these interactions under the visibility rule (one query for a page)."""
+    if access.may_see_sensitive:
+        return {"show_sensitive": True}
+    return {"show_sensitive": False, "sensitive_interactions": sensitive_interaction_ids(i.pk for i in interactions)}
 
 
 class InteractionPromoteApi(APIView):
@@ -138,7 +149,7 @@ class InteractionPromoteApi(APIView):
             raise NotFound(f"No interaction {interaction_id} in session {session_id}.")
         interaction_promote(interaction_id=interaction_id, actor=actor_of(request))
         interaction = session.interactions.prefetch_related("memories").get(pk=interaction_id)
-        return Response(s.InteractionOutput(interaction).data)
+        return Response(s.InteractionOutput(interaction, context=_reader(access, [interaction])).data)
 
 
 class SessionGraphApi(APIView):
@@ -157,6 +168,8 @@ class SessionGraphApi(APIView):
             raise NotFound(f"No memory {params['around']} in session {session_id}.")
         show_sensitive = access.may_see_sensitive
         entities = graph.entities
+        hidden = frozenset() if show_sensitive else frozenset(
+            sensitive_memory_ids(i for e in graph.edges for i in (e.source_id, e.target_id)))
         if not show_sensitive:  # an entity only sensitive memories mention is not shown to viewers
             named = {n for m in graph.memories if not m.sensitive for n in graph.entity_names.get(m.pk, [])}
             entities = [e for e in entities if e.name in named]
@@ -165,7 +178,8 @@ class SessionGraphApi(APIView):
                     for m in graph.memories]
         return Response({
             "session": s.SessionOutput(session_with_counts(session)).data, "memories": memories,
-            "edges": [s.graph_edge(e) for e in graph.edges], "entities": s.EntityOutput(entities, many=True).data,
+            "edges": [s.graph_edge(e, hidden) for e in graph.edges],
+            "entities": s.EntityOutput(entities, many=True).data,
             "last_change_id": graph.last_change_id, "truncated": graph.truncated,
             "total_memories": graph.total_memories, "around": graph.around,
         })
@@ -203,7 +217,7 @@ class RecallApi(APIView):
         session = session_for(project, data["session_id"]) if data["session_id"] is not None else None
         query = RecallQuery(text=data["query"], k=data.get("k") or memory_settings.DEFAULT_RECALL_K, session=session,
                             include_sensitive=access.may_see_sensitive, preset=data["preset"],
-                            params=data["params"])
+                            params=data["params"], counts_as_access=access.is_agent)
         result = memory_recall(project=project, query=query, actor=actor_of(request))
         return Response(s.RecallOutput(result, context={"show_sensitive": query.include_sensitive}).data)
 

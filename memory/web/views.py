@@ -20,6 +20,7 @@ from django.urls import reverse
 from ..access import Access, NotAllowed, UnknownProject, project_access
 from ..models import AgentSession, Project
 from ..selectors import interaction_list, session_list
+from ..visibility import interaction_mask, mask_interaction, sensitive_interaction_ids
 from .labels import all_choices
 
 SESSIONS_PER_PAGE = 50
@@ -106,7 +107,9 @@ def session_detail(request, project_slug: str, session_id: int):
 def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
     project = access.project
     kwargs = {"project_slug": project.slug, "session_id": session.pk}
-    filtered = interaction_list(session=session).filter(status="filtered").order_by("-occurred_at", "-id")
+    filtered = list(interaction_list(session=session).filter(status="filtered")
+                    .order_by("-occurred_at", "-id")[:FILTERED_INTERACTIONS_SHOWN])
+    hidden = set() if access.may_see_sensitive else sensitive_interaction_ids(i.pk for i in filtered)
     return {
         "projectSlug": project.slug,
         "sessionId": session.pk,
@@ -119,8 +122,9 @@ def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
         "canSeeSensitive": access.may_see_sensitive,
         "choices": all_choices(),
         "interactions": [
-            {"id": i.pk, "kind": i.kind, "content": i.content, "status": i.status, "scores": i.scores,
-             "reason": i.reason, "occurred_at": i.occurred_at.isoformat()}
-            for i in filtered[:FILTERED_INTERACTIONS_SHOWN]
+            mask_interaction({"id": i.pk, "kind": i.kind, "content": i.content, "status": i.status,
+                              "scores": i.scores, "reason": i.reason, "occurred_at": i.occurred_at.isoformat()},
+                             interaction_mask(i.pk, i.status, hidden))
+            for i in filtered
         ],
     }

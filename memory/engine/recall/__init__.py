@@ -2,7 +2,7 @@
 
 Presets (config.py): `vector` (kNN only), `hybrid` (vector + full-text + entities, RRF), `ripple`
 (hybrid seeds plus spreading activation along the graph). Every recall is stored as a RecallTrace
-(seeds, per-hop arrivals, ranking with components, context, timings) and bumps access stats.
+(seeds, per-hop arrivals, ranking with components, context, timings) and, when an agent recalls, bumps access stats.
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ class RecallQuery:
     include_sensitive: bool = False
     preset: str = "ripple"
     params: dict[str, Any] = field(default_factory=dict)
+    # An agent's recall is a use of its memories (decay counts it); a person looking at them is not.
+    counts_as_access: bool = True
 
 
 @dataclass
@@ -107,8 +109,9 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
     with transaction.atomic():
         trace = _trace_store(project, query, config, seeds, arrivals, items, context, clock.done(), actor,
                              narrative)
-        Memory.objects.filter(pk__in=list(memories)).update(
-            access_count=F("access_count") + 1, last_accessed_at=timezone.now())
+        if query.counts_as_access:
+            Memory.objects.filter(pk__in=list(memories)).update(
+                access_count=F("access_count") + 1, last_accessed_at=timezone.now())
     return RecallResult(trace=trace, items=items, edges=edges, context=context, narrative=narrative)
 
 
@@ -224,9 +227,10 @@ def _trace_store(project: Project, query: RecallQuery, config: RecallConfig, see
                   "path": i.path} for i in items],
         context=context, narrative=narrative, timings=timings,
     )
+    # The live view flashes the recalled memories; the query itself stays in the trace (RecallTrace),
+    # out of the change log every member and agent of the project reads.
     change_record(
         project=project, session=query.session, actor=actor, op="recall.completed", object_type="recall",
-        object_id=trace.pk, after={"query": query.text, "preset": query.preset,
-                                   "memory_ids": [i.memory.pk for i in items]},
+        object_id=trace.pk, after={"preset": query.preset, "memory_ids": [i.memory.pk for i in items]},
     )
     return trace

@@ -1,0 +1,136 @@
+"""The one visibility rule for sensitive content: what a reader who may not see it gets instead.
+
+Every way out uses it: REST serializers and the graph's fast path, live messages and their catch-up,
+the change log, interaction lists, the session page's embedded data, maintenance answers. The rule:
+
+- a sensitive memory shows no content, no content-derived dimensions, no source metadata;
+- an interaction a sensitive memory was made from (or that repeats one and was attached to it)
+  shows no content or metadata; nor does a pending one, which may turn out to repeat one;
+- an edge touching a sensitive memory shows no rationale (rules quote values: "new phone: +86…");
+- a recall event names only the memories the reader may see, and never the query.
+
+A memory counts as sensitive if it is now *or* a snapshot says it was: content recorded before it was
+marked (its `memory.created` row) must not leak through the log either. Whether a reader may see
+sensitive content is the access rule's answer (memory/access.py, `Access.may_see_sensitive`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .models import Interaction, InteractionStatus, Memory
+
+SENSITIVE_MASK = "[sensitive]"
+PENDING_MASK = "[not processed yet]"
+# Dimensions that describe a text without quoting it; every other key (entities, keywords, values,
+# attributes…) is derived from the content and dropped.
+SAFE_DIMENSIONS = ("language", "intent", "sentiment", "subjectivity", "source_kind")
+
+
+@dataclass(frozen=True)
+class SensitiveRefs:
+    """Ids whose content a reader must not see, computed once per batch of changes."""
+
+    memory_ids: frozenset[int] = field(default_factory=frozenset)
+    interaction_ids: frozenset[int] = field(default_factory=frozenset)
+    pending_interaction_ids: frozenset[int] = field(default_factory=frozenset)  # pending now, not in the snapshot
+
+
+def sensitive_memory_ids(ids: Iterable[int]) -> set[int]:
+    ids = {i for i in ids if i}
+    return set(Memory.objects.filter(pk__in=ids, sensitive=True).values_list("pk", flat=True)) if ids else set()
+
+
+def sensitive_interaction_ids(ids: Iterable[int]) -> set[int]:
+    """The interactions among `ids` that a sensitive memory was made from or absorbed as a repeat."""
+    ids = {i for i in ids if i}
+    if not ids:
+        return set()
+    return set(Memory.sources.through.objects.filter(interaction_id__in=ids, memory__sensitive=True)
+               .values_list("interaction_id", flat=True))
+
+
+def _named_memories(change: dict[str, Any]) -> set[int]:
+    """The memories a change is about or points at (an edge's ends, a recall's results)."""
+    kind, object_id = change["object_type"], change["object_id"]
+    named = {object_id} if kind == "memory" and object_id else set()
+    for snapshot in (change.get("before"), change.get("after")):
+        if not isinstance(snapshot, dict):
+            continue
+        if kind == "edge":
+            named |= {snapshot.get("source_id"), snapshot.get("target_id")} - {None}
+        elif kind == "recall":
+            named |= set(snapshot.get("memory_ids") or [])
+    return named
+
+
+def sensitive_refs(changes: list[dict[str, Any]]) -> SensitiveRefs:
+    """Which memories and interactions named by these changes are sensitive (or pending) now (≤ 3 queries)."""
+    memory_ids = set().union(*(_named_memories(c) for c in changes)) if changes else set()
+    interaction_ids = {c["object_id"] for c in changes if c["object_type"] == "interaction" and c["object_id"]}
+    pending = set(Interaction.objects.filter(pk__in=interaction_ids, status=InteractionStatus.PENDING)
+                  .values_list("pk", flat=True)) if interaction_ids else set()
+    return SensitiveRefs(frozenset(sensitive_memory_ids(memory_ids)),
+                         frozenset(sensitive_interaction_ids(interaction_ids)), frozenset(pending))
+
+
+def mask_memory_snapshot(data: dict[str, Any]) -> dict[str, Any]:
+    masked = {**data, "content": SENSITIVE_MASK, "sensitive": True}
+    if isinstance(data.get("dimensions"), dict):
+        masked["dimensions"] = {k: v for k, v in data["dimensions"].items() if k in SAFE_DIMENSIONS}
+    if isinstance(data.get("sources"), list):
+        masked["sources"] = [{**s, "metadata": {}} if isinstance(s, dict) else s for s in data["sources"]]
+    return masked
+
+
+def interaction_mask(interaction_id: int, status: str, sensitive_ids: set[int] | frozenset[int]) -> str | None:
+    """What stands in for an interaction's content, or None when the reader may see it."""
+    if interaction_id in sensitive_ids:
+        return SENSITIVE_MASK
+    if status == InteractionStatus.PENDING:
+        return PENDING_MASK
+    return None
+
+
+def mask_interaction(data: dict[str, Any], mask: str | None) -> dict[str, Any]:
+    if mask is None:
+        return data
+    return {**data, **({"content": mask} if "content" in data else {}),
+            **({"metadata": {}} if "metadata" in data else {})}
+
+
+def edge_rationale(rationale: str, source_id: int, target_id: int, sensitive_ids: set[int] | frozenset[int]) -> str:
+    return SENSITIVE_MASK if rationale and (source_id in sensitive_ids or target_id in sensitive_ids) else rationale
+
+
+def mask_change(change: dict[str, Any], refs: SensitiveRefs) -> dict[str, Any]:
+    """The change as a reader who may not see sensitive content sees it (a copy when anything changes)."""
+    kind, object_id = change["object_type"], change["object_id"]
+    snapshots = {key: change[key] for key in ("before", "after") if isinstance(change.get(key), dict)}
+    if kind == "memory":
+        if object_id in refs.memory_ids or any(s.get("sensitive") for s in snapshots.values()):
+            return {**change, **{key: mask_memory_snapshot(s) for key, s in snapshots.items()}}
+    elif kind == "interaction":
+        status = InteractionStatus.PENDING if object_id in refs.pending_interaction_ids else ""
+        mask = interaction_mask(object_id, status, refs.interaction_ids)
+        return {**change, **{key: mask_interaction(s, mask) for key, s in snapshots.items()}}
+    elif kind == "edge":
+        return {**change, **{key: {**s, "rationale": edge_rationale(s.get("rationale", ""), s.get("source_id"),
+                                                                    s.get("target_id"), refs.memory_ids)}
+                             for key, s in snapshots.items() if "rationale" in s}}
+    elif kind == "recall":
+        return {**change, **{key: {k: v for k, v in s.items() if k != "query"}
+                             | {"memory_ids": [i for i in s.get("memory_ids") or [] if i not in refs.memory_ids]}
+                             for key, s in snapshots.items()}}
+    return change
+
+
+def changes_for_viewer(changes: list[dict[str, Any]], *, show_sensitive: bool,
+                       refs: SensitiveRefs | None = None) -> list[dict[str, Any]]:
+    """Changes as this reader may see them. Pass `refs` when already computed for the batch."""
+    if show_sensitive or not changes:
+        return changes
+    refs = sensitive_refs(changes) if refs is None else refs
+    return [mask_change(change, refs) for change in changes]
