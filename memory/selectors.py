@@ -1,4 +1,4 @@
-"""Reads: what views, consumers and commands show. No writes here (except cached layout positions)."""
+"""Reads: what views, consumers and commands show. Nothing here writes (the layout is stored after writes)."""
 
 from __future__ import annotations
 

@@ -6,10 +6,11 @@ import logging
 
 from procrastinate import RetryStrategy
 from procrastinate.contrib.django import app
+from procrastinate.exceptions import AlreadyEnqueued
 
 from .engine.pipeline import interaction_mark_failed, interaction_process_with_followers
 from .errors import ProcessingFailed
-from .models import Interaction
+from .models import AgentSession, Interaction
 
 logger = logging.getLogger(__name__)
 
@@ -37,3 +38,21 @@ def process_interaction(interaction_id: int) -> None:
     except Exception as exc:
         interaction_mark_failed(interaction_id=interaction_id, error=exc)
         raise
+
+
+@app.task(queue=INGEST_QUEUE, retry=RetryStrategy(max_attempts=3, exponential_wait=2), pass_context=False)
+def update_layout(session_id: int) -> None:
+    """Store the positions of a session's new memories (or recompute a stale layout): the graph read only
+    reads them. A session whose memories are gone with it has nothing to lay out."""
+    from .engine.layout import layout_update
+
+    if AgentSession.objects.filter(pk=session_id).exists():
+        logger.debug("layout of session %s: %s", session_id, layout_update(session_id))
+
+
+def layout_job(session_id: int) -> None:
+    """Queue the session's layout update unless one is already waiting (its queueing lock)."""
+    try:
+        update_layout.configure(queueing_lock=f"layout:{session_id}").defer(session_id=session_id)
+    except AlreadyEnqueued:
+        pass  # the waiting job will see this commit's memories too

@@ -43,10 +43,19 @@ def client_for(project, role: str | None) -> APIClient:
 
 
 def feed(session, texts) -> None:
-    """Ingest and process now (inline processing waits for a commit these tests never make)."""
+    """Ingest and process now (inline processing waits for a commit these tests never make), then do what
+    the write path leaves for after its commit: update the stored layout (see the transactional test)."""
     for text in texts:
         for entry in interactions_accept(session=session, items=[InteractionInput("user_input", text)], actor="t"):
             interaction_process_safely(interaction_id=entry.interaction.pk)
+    layout.layout_update(session.pk)
+
+
+WRITES = ("INSERT", "UPDATE", "DELETE", "PG_ADVISORY")
+
+
+def writes_of(queries) -> list[str]:
+    return [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(WRITES) or "advisory" in q["sql"]]
 
 
 @pytest.mark.django_db
@@ -68,9 +77,34 @@ def test_graph_nodes_carry_stored_positions_and_drawing_fields(agent_session):
     spots = {(n["position"]["x"], n["position"]["y"]) for n in body["memories"]}
     assert len(spots) == len(body["memories"]), "no two nodes on the same spot"
     computed = SessionLayout.objects.get(session=agent_session).computed_at
-    again = client.get(graph_url(agent_session)).json()
+    with CaptureQueriesContext(connection) as queries:
+        again = client.get(graph_url(agent_session)).json()
+    assert not writes_of(queries.captured_queries), "reading the graph writes nothing"
     assert [n["position"] for n in again["memories"]] == [n["position"] for n in body["memories"]]
     assert SessionLayout.objects.get(session=agent_session).computed_at == computed, "cached, not recomputed"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_write_path_stores_the_layout_after_it_commits(agent_session):
+    for text in TRIP[:3]:
+        interactions_accept(session=agent_session, items=[InteractionInput("user_input", text)], actor="t")
+    kept = Memory.objects.filter(session=agent_session).count()
+    assert kept >= 2 and NodePosition.objects.filter(session=agent_session).count() == kept
+    assert SessionLayout.objects.get(session=agent_session).node_count >= 1
+
+
+@pytest.mark.django_db
+def test_a_read_before_any_layout_is_stored_places_everything_and_writes_nothing(agent_session):
+    feed(agent_session, TRIP[:4])
+    SessionLayout.objects.filter(session=agent_session).delete()
+    NodePosition.objects.filter(session=agent_session).delete()
+    client = client_for(agent_session.project, Role.VIEWER)
+    with CaptureQueriesContext(connection) as queries:
+        body = client.get(graph_url(agent_session)).json()
+    assert not writes_of(queries.captured_queries)
+    assert all(n["position"] for n in body["memories"]) and not NodePosition.objects.exists()
+    assert layout.layout_update(agent_session.pk) == "computed"  # what the job after the next write does
+    assert NodePosition.objects.filter(session=agent_session).count() == len(body["memories"])
 
 
 @pytest.mark.django_db

@@ -5,13 +5,15 @@ node on each load. Here the layout is computed once per session (igraph's Frucht
 C, with its grid approximation above GRID_FROM nodes: ~0.6 s for 5,000 nodes / 10,000 edges, see
 docs/live.md), stored in NodePosition, and read back on every load.
 
-- First read of a session: full computation, in the request.
-- Memories without a position (made since): placed near their already placed neighbours, in
+Reads never write: the graph read (`positions_for`) returns the stored positions and places what
+has none in memory, the same way the write side will. Writing happens after the write path commits
+(`layout_soon`: a queued job, or in-process in inline mode), in `layout_update`:
+- no stored layout yet: full computation;
+- memories without a position (made since): placed near their already placed neighbours, in
   time order, so a new chain grows outward; never a global re-layout, so nothing the user has
-  seen moves.
-- When the incrementally placed nodes exceed STALE_FRACTION of the last full layout, a full
-  recompute runs in a background thread (once per session at a time), or on demand with
-  `manage.py graph_layout`.
+  seen moves;
+- when the incrementally placed nodes exceed STALE_FRACTION of the last full layout: a full
+  recompute (also on demand with `manage.py graph_layout`).
 
 Coordinates are in layout units scaled so a typical edge is UNIT long, centred on (0, 0); the
 browser fits them to its viewport.
@@ -21,15 +23,13 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import igraph
 import numpy as np
-from django.db import close_old_connections, connection, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from scipy.spatial import cKDTree
 
@@ -43,10 +43,6 @@ ITERATIONS = 500
 STALE_FRACTION = 0.3
 GOLDEN_ANGLE = math.pi * (3 - math.sqrt(5))
 LOCK_NAMESPACE = 0x4C59  # "LY": advisory locks of layout computations, one per session
-# Background refreshes run only in a long-lived server process: the ASGI lifespan switches this on
-# (memory/live/lifespan.py). Elsewhere (commands, tests, workers) a stale layout waits for the next
-# server read or `manage.py graph_layout`, and no thread can outlive a test's database.
-BACKGROUND = False
 Position = tuple[float, float]
 
 
@@ -124,32 +120,56 @@ def layout_compute(session_id: int) -> LayoutStats:
 
 
 def positions_for(session_id: int, memory_ids: list[int]) -> dict[int, Position]:
-    """Stored positions of these memories; computes the layout or places missing ones as needed."""
+    """Positions of these memories: the stored ones, and for the rest where `layout_update` will put
+    them (computed here, not stored: a read writes nothing)."""
     layout = SessionLayout.objects.filter(session_id=session_id).first()
     if layout is None:
-        layout_compute(session_id)
-        layout = SessionLayout.objects.get(session_id=session_id)
+        return force_layout(_session_nodes(session_id), _session_edges(session_id), seed=session_id)
     stored = dict(_stored(session_id, memory_ids))
     missing = [m for m in memory_ids if m not in stored]
     if missing:
-        stored.update(place_new(session_id, missing, unit=layout.unit))
-        placed_since = layout.placed_since + len(missing)
-        SessionLayout.objects.filter(session_id=session_id).update(placed_since=placed_since)
-        if placed_since > STALE_FRACTION * max(layout.node_count, 10):
-            refresh_later(session_id)
+        stored.update(_placements(session_id, missing, layout.unit))
     return stored
 
 
-def _stored(session_id: int, memory_ids: list[int] | None = None) -> Iterable[tuple[int, Position]]:
-    rows = NodePosition.objects.filter(session_id=session_id)
-    if memory_ids is not None and len(memory_ids) < 5000:
-        rows = rows.filter(memory_id__in=memory_ids)
-    for memory_id, x, y in rows.values_list("memory_id", "x", "y"):
-        yield memory_id, (x, y)
+def layout_update(session_id: int) -> str:
+    """Store what the session's layout lacks (see the module doc); what it did, for logs and tests."""
+    layout = SessionLayout.objects.filter(session_id=session_id).first()
+    if layout is None or layout.placed_since > STALE_FRACTION * max(layout.node_count, 10):
+        layout_compute(session_id)
+        return "computed"
+    stored = {m for m, _ in _stored(session_id)}
+    missing = [m for m in _session_nodes(session_id) if m not in stored]
+    if not missing:
+        return "unchanged"
+    placed = _placements(session_id, missing, layout.unit)
+    with transaction.atomic():
+        NodePosition.objects.bulk_create(
+            [NodePosition(memory_id=m, session_id=session_id, x=x, y=y) for m, (x, y) in placed.items()],
+            ignore_conflicts=True,  # a concurrent update placed it first: keep theirs
+        )
+        SessionLayout.objects.filter(session_id=session_id).update(placed_since=layout.placed_since + len(placed))
+    return f"placed {len(placed)}"
 
 
-def place_new(session_id: int, memory_ids: list[int], *, unit: float = UNIT) -> dict[int, Position]:
-    """Place memories near their placed neighbours (time order), store and return the positions."""
+def layout_soon(session_id: int) -> None:
+    """Bring the session's stored layout up to date once the current transaction commits: a job on the
+    queue (one waiting per session at most), or right away in inline mode."""
+    from ..conf import memory_settings
+
+    def start() -> None:
+        if memory_settings.INGEST_MODE == "queue":
+            from ..tasks import layout_job
+
+            layout_job(session_id)
+        else:
+            layout_update(session_id)
+
+    transaction.on_commit(start)
+
+
+def _placements(session_id: int, memory_ids: list[int], unit: float) -> dict[int, Position]:
+    """Where memories without a position go: near their placed neighbours, in time order. Reads only."""
     order = list(Memory.objects.filter(pk__in=memory_ids).order_by("occurred_at", "id").values_list("id", flat=True))
     known = dict(_stored(session_id))
     neighbours: dict[int, set[int]] = {m: set() for m in order}
@@ -158,12 +178,15 @@ def place_new(session_id: int, memory_ids: list[int], *, unit: float = UNIT) -> 
             neighbours[source].add(target)
         if target in neighbours:
             neighbours[target].add(source)
-    placed = place_near(order, neighbours, known, unit=unit)
-    NodePosition.objects.bulk_create(
-        [NodePosition(memory_id=m, session_id=session_id, x=x, y=y) for m, (x, y) in placed.items()],
-        ignore_conflicts=True,  # a concurrent request placed it first: keep theirs
-    )
-    return dict(_stored(session_id, list(placed)))
+    return place_near(order, neighbours, known, unit=unit)
+
+
+def _stored(session_id: int, memory_ids: list[int] | None = None) -> Iterable[tuple[int, Position]]:
+    rows = NodePosition.objects.filter(session_id=session_id)
+    if memory_ids is not None and len(memory_ids) < 5000:
+        rows = rows.filter(memory_id__in=memory_ids)
+    for memory_id, x, y in rows.values_list("memory_id", "x", "y"):
+        yield memory_id, (x, y)
 
 
 def place_near(order: list[int], neighbours: dict[int, set[int]], known: dict[int, Position], *,
@@ -202,31 +225,3 @@ def _free(spot: np.ndarray, tree: cKDTree | None, others: list[np.ndarray], gap:
     if tree is not None and tree.query(spot, k=1)[0] < gap:
         return False
     return all(np.linalg.norm(spot - other) >= gap for other in others[-200:])
-
-
-_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cw-layout")
-_pending: set[int] = set()
-_pending_lock = threading.Lock()
-
-
-def refresh_later(session_id: int) -> None:
-    """Recompute a session's layout in a background thread (one at a time, once per session)."""
-    if not BACKGROUND:
-        return
-    with _pending_lock:
-        if session_id in _pending:
-            return
-        _pending.add(session_id)
-    _executor.submit(_refresh, session_id)
-
-
-def _refresh(session_id: int) -> None:
-    try:
-        close_old_connections()
-        layout_compute(session_id)
-    except Exception:  # noqa: BLE001 - a failed refresh keeps the old positions; the next read retries
-        logger.exception("background layout of session %s failed", session_id)
-    finally:
-        with _pending_lock:
-            _pending.discard(session_id)
-        connection.close()

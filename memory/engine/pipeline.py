@@ -34,6 +34,7 @@ from .changelog import ENGINE_ACTOR, change_record, changes_deferred
 from .entities import entities_named, mentions_link
 from .extraction import Dimensions, extract_dimensions, segment, term_overlap, with_llm_dimensions
 from .inference import DEFAULT_EDGE_THRESHOLD, Candidate, Proposal, edges_apply, infer
+from .layout import layout_soon
 from .rows import memory_columns
 from .scoring import Evidence, Scores, filter_settings, score
 from .snapshots import interaction_snapshot, memory_snapshot
@@ -53,7 +54,10 @@ def interaction_process(*, interaction_id: int, promoted_by: str | None = None) 
     scores and reason stay on record, the decision is the person's.
     """
     with transaction.atomic(), changes_deferred():
-        return _process(interaction_id, promoted_by)
+        interaction = _process(interaction_id, promoted_by)
+        if interaction.status == InteractionStatus.KEPT:
+            layout_soon(interaction.session_id)
+        return interaction
 
 
 def _locked(interaction_ids: list[int]) -> dict[int, Interaction]:
@@ -145,8 +149,9 @@ def interactions_process_batch(interaction_ids: list[int]) -> None:
             with transaction.atomic(), changes_deferred():
                 locked = _locked(interaction_ids)
                 _embed_ahead([i.content for i in locked.values() if i.status in PROCESSABLE])
-                for interaction_id in interaction_ids:
-                    _process(interaction_id, interaction=locked[interaction_id])
+                done = [_process(pk, interaction=locked[pk]) for pk in interaction_ids]
+                for session_id in {i.session_id for i in done if i.status == InteractionStatus.KEPT}:
+                    layout_soon(session_id)
             return
         except Exception:  # noqa: BLE001 - retried one by one below, where each failure is recorded
             logger.warning("batch of %d interactions failed; processing them one by one", len(interaction_ids),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 
-from ..engine import layout
 from . import listener
 
 logger = logging.getLogger(__name__)
@@ -18,7 +17,6 @@ async def lifespan_app(scope, receive, send) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
-            layout.BACKGROUND = True  # a long-lived server: stale layouts refresh in a thread
             try:
                 listener.ensure_started()
             except Exception as exc:  # noqa: BLE001 - the site works without live updates

@@ -1,8 +1,8 @@
 """Stored force-layout positions of each session's graph (memory/engine/layout.py computes them).
 
-Kept in the database so a page load never recomputes a layout: the first load of a session
-computes it once, new memories are placed near their neighbours, and a full recompute runs in the
-background when too many nodes were placed that way (or on `manage.py graph_layout`).
+Kept in the database so a page load never recomputes a layout: after the write path commits, a job
+computes a session's layout once, places new memories near their neighbours, and recomputes it when
+too many nodes were placed that way (or on `manage.py graph_layout`).
 """
 
 from __future__ import annotations
