@@ -17,5 +17,8 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema", template_name="api/swagger_ui.html"),
          name="api-docs"),
     path("api/", include("memory.api.urls")),
+    path("api/", include("curation.urls")),
     path("", include("memory.web.urls")),
 ]
+
+handler404 = "contextweaver_site.not_found.not_found"

@@ -19,3 +19,17 @@ def test_database_outages_are_503_with_retry_after(error):
     body = response.data["error"]
     assert body["code"] == "database_unavailable"
     assert "same idempotency key" in body["message"] and "nothing was written" not in body["message"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/api/projects/travel/edges/-1/", "/api/nothing-here/"])
+def test_an_unknown_api_url_is_a_json_404(client, path):
+    answer = client.get(path)
+    assert answer.status_code == 404 and answer["Content-Type"] == "application/json"
+    assert answer.json()["error"]["code"] == "not_found"
+
+
+@pytest.mark.django_db
+def test_an_unknown_page_is_still_the_html_404(client):
+    answer = client.get("/no-such-page/")
+    assert answer.status_code == 404 and answer["Content-Type"].startswith("text/html")

@@ -28,6 +28,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 from rest_framework.views import APIView
 
+from curation.services import memory_update
 from memory.engine.changelog import change_record
 from memory.engine.projects import project_create, session_create, token_issue
 from memory.engine.snapshots import interaction_snapshot, memory_snapshot
@@ -111,6 +112,22 @@ MATRIX: dict[tuple[str, str], Row] = {
         Row((401, 401, 401, 403, 200, 403, 200, 200, 403, 200), body={"dry_run": True}),
     ("api/projects/<slug:project_slug>/maintenance/forget/", "POST"):
         Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200), body={"dry_run": True, "memory_ids": ["<memory_id>"]}),
+    # Curation: people only (an agent's token is refused even in its own project); reads for members, acts for
+    # curators and admins.
+    ("api/projects/<slug:project_slug>/edges/", "GET"): Row((401, 401, 401, 403, 403, 200, 200, 200, 403, 200)),
+    ("api/projects/<slug:project_slug>/edges/", "POST"):
+        Row((401, 401, 401, 403, 403, 403, 201, 201, 403, 201),
+            body={"source_id": "<memory2_id>", "target_id": "<memory_id>", "relation": "causal"}),
+    ("api/projects/<slug:project_slug>/edges/<int:edge_id>/", "PATCH"):
+        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"status": "approved", "reason": "checked"}),
+    ("api/projects/<slug:project_slug>/edges/<int:edge_id>/", "DELETE"):
+        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200)),
+    ("api/projects/<slug:project_slug>/memories/<int:memory_id>/", "PATCH"):
+        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"sensitive": True, "reason": "a passport"}),
+    ("api/projects/<slug:project_slug>/curation/actions/", "GET"):
+        Row((401, 401, 401, 403, 403, 200, 200, 200, 403, 200)),
+    ("api/projects/<slug:project_slug>/curation/actions/<int:act_id>/undo/", "POST"):
+        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200)),
     # Pages: login required (a Bearer header is not a login); members of any role; superusers see all.
     ("", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 200, 200), redirect=LOGIN),
     ("p/<slug:project_slug>/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
@@ -300,9 +317,15 @@ def build_world(django_user_model) -> World:
                       object_type="interaction", object_id=source.pk, after=interaction_snapshot(source))
         change_record(project=own, session=session, actor="test", op="memory.created", object_type="memory",
                       object_id=secret.pk, after=memory_snapshot(secret))
-    link(first, second, "temporal", confidence=0.4, needs_review=True)  # a weak edge for review to count
-    values |= {"memory_id": first.pk, "memory2_id": second.pk, "secret_interaction_id": source.pk}
-    foreign["memory_id"] = remember(other_session, "The Paris hotel is near the Louvre").pk
+    weak = link(first, second, "temporal", confidence=0.4, needs_review=True)  # a weak edge for review to count
+    act = memory_update(project=own, actor="test", memory_id=second.pk, kind="event").act  # one act to undo
+    values |= {"memory_id": first.pk, "memory2_id": second.pk, "secret_interaction_id": source.pk,
+               "edge_id": weak.pk, "act_id": act.pk}
+    paris = remember(other_session, "The Paris hotel is near the Louvre")
+    louvre = remember(other_session, "The Louvre opens at nine on Saturdays")
+    foreign["memory_id"] = paris.pk
+    foreign["edge_id"] = link(paris, louvre, "elaborates").pk
+    foreign["act_id"] = memory_update(project=other, actor="test", memory_id=louvre.pk, kind="event").act.pk
 
     _, own_raw = token_issue(project=own)
     revoked, revoked_raw = token_issue(project=own, name="revoked")

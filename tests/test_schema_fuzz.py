@@ -28,9 +28,12 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from curation.services import memory_update
 from memory.engine.ingest import InteractionInput, interactions_accept
 from memory.engine.projects import project_create, session_create, token_issue
 from memory.models import Membership, Role
+
+from .test_maintenance_support import link, remember
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -65,6 +68,10 @@ def callers(live_server_url) -> dict:
     session = session_create(project=project, title="fuzz", actor="test")
     accepted = interactions_accept(session=session, actor="test", items=[
         InteractionInput(kind="user_input", content="My budget is 5000 RMB for the whole trip")])
+    first = remember(session, "The hotel near the Bund is booked for three nights")
+    second = remember(session, "Breakfast at the hotel starts at seven")
+    edge = link(first, second, "elaborates", confidence=0.4, needs_review=True)
+    act = memory_update(project=project, actor="test", memory_id=second.pk, kind="event").act
     token = token_issue(project=project)[1]
     curator = get_user_model().objects.create_user("fuzzer", password=secrets.token_urlsafe(16))
     Membership.objects.create(project=project, user=curator, role=Role.CURATOR)
@@ -73,7 +80,8 @@ def callers(live_server_url) -> dict:
     csrf = secrets.token_hex(16)  # 32 characters: Django compares an unmasked token with the cookie as is
     return {
         "path_parameters": {"project_slug": "fuzz", "session_id": session.pk,
-                            "interaction_id": accepted[0].interaction.pk},
+                            "interaction_id": accepted[0].interaction.pk, "memory_id": first.pk, "edge_id": edge.pk,
+                            "act_id": act.pk},
         "token": {"headers": {"Authorization": f"Bearer {token}"}, "cookies": {}},
         "curator": {"headers": {"X-CSRFToken": csrf},
                     "cookies": {"sessionid": browser.cookies["sessionid"].value, "csrftoken": csrf}},

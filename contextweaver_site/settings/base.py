@@ -222,6 +222,7 @@ SPECTACULAR_SETTINGS = {
         "MemoryStatusEnum": "memory.models.MemoryStatus", "InteractionStatusEnum": "memory.models.InteractionStatus",
         "EdgeStatusEnum": "memory.models.EdgeStatus", "EdgeOriginEnum": "memory.models.EdgeOrigin",
         "RelationEnum": "memory.models.Relation", "EntityTypeEnum": "memory.models.EntityType",
+        "CuratedRelationEnum": "curation.services.CURATED_RELATIONS",
     },
 }
 

@@ -217,15 +217,17 @@ def infer(child: Memory, candidates: list[Candidate]) -> list[Proposal]:
 
 
 def edges_apply(child: Memory, proposals: list[Proposal], threshold: float, *, new_child: bool = False) -> list[Edge]:
-    """Create the proposed edges unless a human already decided about that pair.
+    """Create the proposed edges unless a person already decided about that pair.
 
     `new_child`: the child was created in this transaction, so no edge can point at it yet and the
     check for earlier (human) edges is skipped. The edges go in with one INSERT.
     """
     existing = list(Edge.objects.filter(source__in=[p.parent for p in proposals], target=child)
-                    .values_list("source_id", "relation", "origin")) if proposals and not new_child else []
-    decided = {source for source, _, origin in existing if origin == EdgeOrigin.HUMAN}
-    taken = {(source, relation) for source, relation, _ in existing}
+                    .values_list("source_id", "relation", "origin", "status")) if proposals and not new_child else []
+    # A pair a person decided about (drew, approved, rejected, relabelled) is theirs: nothing is inferred on it.
+    decided = {source for source, _, origin, status in existing
+               if origin == EdgeOrigin.HUMAN or status != EdgeStatus.INFERRED}
+    taken = {(source, relation) for source, relation, _, _ in existing}
     edges = []
     for proposal in proposals:
         if proposal.parent.pk in decided or (proposal.parent.pk, proposal.relation) in taken:

@@ -1,0 +1,256 @@
+"""The curation API: people (never agent tokens) review and correct the graph. Reads need a member,
+writes the curator role; each view validates, calls one service or selector, and serializes.
+Session logins need the CSRF token for every write (DRF's SessionAuthentication)."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory.access import Access
+from memory.api.access import request_access
+from memory.api.pagination import BoundedPagination
+from memory.api.serializers import MemoryOutput, graph_edge, id_field, memory_label
+from memory.models import Edge, EdgeStatus, MemoryKind, Relation, Role
+from memory.visibility import SENSITIVE_MASK, sensitive_memory_ids
+
+from . import services
+from .models import ActKind, CurationAct
+
+TAG = ["curation"]
+PEOPLE_ONLY = "Curation is for people: log in with a member's account; API tokens may not curate."
+REASON = serializers.CharField(required=False, allow_blank=True, max_length=services.REASON_MAX, default="",
+                               help_text="Why (kept in the curation log).")
+
+
+def _people(request, slug: str, min_role: str = Role.CURATOR) -> Access:
+    return request_access(request, slug, min_role=min_role, agents=False, why=PEOPLE_ONLY)
+
+
+def _valid(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+class ActOutput(serializers.ModelSerializer):
+    undone = serializers.SerializerMethodField()
+
+    class Meta:
+        model = CurationAct
+        fields = ["id", "session_id", "actor", "kind", "object_type", "object_id", "reason", "undoes_id", "undone",
+                  "created_at"]
+
+    def get_undone(self, obj: CurationAct) -> bool:
+        return hasattr(obj, "undone_by") and obj.undone_by is not None
+
+
+class ReviewEdgeOutput(serializers.Serializer):
+    """An edge with the text of both memories, as the reader may see them."""
+
+    id = serializers.IntegerField()
+    session_id = serializers.IntegerField(allow_null=True)
+    source_id = serializers.IntegerField()
+    target_id = serializers.IntegerField()
+    relation = serializers.CharField()
+    weight = serializers.FloatField()
+    confidence = serializers.FloatField()
+    origin = serializers.CharField()
+    status = serializers.CharField()
+    needs_review = serializers.BooleanField()
+    rationale = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    source_label = serializers.CharField()
+    target_label = serializers.CharField()
+
+
+class ReviewPageOutput(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = ReviewEdgeOutput(many=True)
+
+
+class EdgeQueryInput(serializers.Serializer):
+    session = id_field(required=False, allow_null=True, default=None)
+    status = serializers.ChoiceField(choices=EdgeStatus.values, required=False, allow_null=True, default=None)
+    needs_review = serializers.BooleanField(required=False, allow_null=True, default=None)
+    relation = serializers.ChoiceField(choices=Relation.values, required=False, allow_null=True, default=None)
+    order = serializers.ChoiceField(choices=["newest", "weakest"], required=False, default="newest")
+
+
+class EdgeDrawInput(serializers.Serializer):
+    source_id = id_field()
+    target_id = id_field()
+    relation = serializers.ChoiceField(choices=services.CURATED_RELATIONS)
+    reason = REASON
+
+
+class EdgeUpdateInput(serializers.Serializer):
+    status = serializers.ChoiceField(choices=[EdgeStatus.APPROVED, EdgeStatus.REJECTED], required=False)
+    relation = serializers.ChoiceField(choices=services.CURATED_RELATIONS, required=False)
+    reason = REASON
+
+
+class MemoryUpdateInput(serializers.Serializer):
+    sensitive = serializers.BooleanField(required=False)
+    status = serializers.ChoiceField(choices=services.MEMORY_STATUSES, required=False)
+    kind = serializers.ChoiceField(choices=MemoryKind.values, required=False)
+    reason = REASON
+
+
+class UndoInput(serializers.Serializer):
+    reason = REASON
+
+
+class EdgeActOutput(serializers.Serializer):
+    act = ActOutput()
+    edge = ReviewEdgeOutput(allow_null=True)
+
+
+class MemoryActOutput(serializers.Serializer):
+    act = ActOutput()
+    memory = MemoryOutput()
+
+
+class UndoOutput(serializers.Serializer):
+    act = ActOutput()
+    edge = ReviewEdgeOutput(allow_null=True, required=False)
+    memory = MemoryOutput(required=False)
+
+
+def review_rows(edges: list[Edge], access: Access) -> list[dict]:
+    """Edges with both memories' labels, under the visibility rule."""
+    hidden = set() if access.may_see_sensitive else sensitive_memory_ids(
+        i for e in edges for i in (e.source_id, e.target_id))
+    rows = []
+    for edge in edges:
+        row = graph_edge(edge, frozenset(hidden))
+        row["session_id"] = edge.session_id
+        for end in ("source", "target"):
+            memory = getattr(edge, end)
+            row[f"{end}_label"] = SENSITIVE_MASK if memory.pk in hidden else memory_label(memory.content)
+        rows.append(row)
+    return rows
+
+
+def _queue(access: Access, params: dict) -> QuerySet[Edge]:
+    edges = Edge.objects.filter(project=access.project).select_related("source", "target")
+    for name in ("status", "needs_review", "relation"):
+        if params[name] is not None:
+            edges = edges.filter(**{name: params[name]})
+    if params["session"] is not None:
+        edges = edges.filter(session_id=params["session"])
+    return edges.order_by("confidence", "id") if params["order"] == "weakest" else edges.order_by("-id")
+
+
+class EdgeListDrawApi(APIView):
+    @extend_schema(tags=TAG, responses=ReviewPageOutput, summary="The review queue: edges with both memories' text",
+                   parameters=[OpenApiParameter("session", int),
+                               OpenApiParameter("status", str, enum=EdgeStatus.values),
+                               OpenApiParameter("needs_review", bool),
+                               OpenApiParameter("relation", str, enum=Relation.values),
+                               OpenApiParameter("order", str, enum=["newest", "weakest"]),
+                               OpenApiParameter("limit", int), OpenApiParameter("offset", int)])
+    def get(self, request, project_slug: str):
+        access = _people(request, project_slug, min_role=Role.VIEWER)
+        params = _valid(EdgeQueryInput, request.query_params)
+        paginator = BoundedPagination()
+        page = paginator.paginate_queryset(_queue(access, params), request, view=self)
+        return paginator.get_paginated_response(review_rows(page, access))
+
+    @extend_schema(tags=TAG, request=EdgeDrawInput, summary="Draw an edge between two memories (human, approved)",
+                   responses={201: EdgeActOutput, 409: OpenApiResponse(description="That edge exists already.")})
+    def post(self, request, project_slug: str):
+        access = _people(request, project_slug)
+        data = _valid(EdgeDrawInput, request.data)
+        outcome = services.edge_draw(project=access.project, actor=access.actor, **data)
+        return Response(_edge_answer(outcome, access), status=201)
+
+
+class EdgeDetailApi(APIView):
+    @extend_schema(tags=TAG, request=EdgeUpdateInput, summary="Approve, reject or relabel an edge",
+                   responses={200: EdgeActOutput, 409: OpenApiResponse(description="The pair has that relation.")})
+    def patch(self, request, project_slug: str, edge_id: int):
+        access = _people(request, project_slug)
+        data = _valid(EdgeUpdateInput, request.data)
+        outcome = services.edge_update(project=access.project, actor=access.actor, edge_id=edge_id, **data)
+        return Response(_edge_answer(outcome, access))
+
+    @extend_schema(tags=TAG, request=None, responses={200: EdgeActOutput},
+                   parameters=[OpenApiParameter("reason", str, description="Why (kept in the curation log).")],
+                   summary="Delete an edge (reject it instead to keep the engine from inferring it again)")
+    def delete(self, request, project_slug: str, edge_id: int):
+        access = _people(request, project_slug)
+        reason = _valid(UndoInput, {"reason": request.query_params.get("reason", "")})["reason"]
+        outcome = services.edge_delete(project=access.project, actor=access.actor, edge_id=edge_id, reason=reason)
+        return Response(_edge_answer(outcome, access))
+
+
+class MemoryCurateApi(APIView):
+    @extend_schema(tags=TAG, request=MemoryUpdateInput, responses=MemoryActOutput,
+                   summary="Mark or unmark a memory sensitive, archive or restore it, or correct its kind")
+    def patch(self, request, project_slug: str, memory_id: int):
+        access = _people(request, project_slug)
+        data = _valid(MemoryUpdateInput, request.data)
+        outcome = services.memory_update(project=access.project, actor=access.actor, memory_id=memory_id, **data)
+        return Response(_memory_answer(outcome, access))
+
+
+class ActPageOutput(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = ActOutput(many=True)
+
+
+class ActListApi(APIView):
+    @extend_schema(tags=TAG, responses=ActPageOutput, summary="The curation log, newest first",
+                   parameters=[OpenApiParameter("session", int), OpenApiParameter("actor", str),
+                               OpenApiParameter("kind", str, enum=ActKind.values),
+                               OpenApiParameter("limit", int), OpenApiParameter("offset", int)])
+    def get(self, request, project_slug: str):
+        access = _people(request, project_slug, min_role=Role.VIEWER)
+        params = _valid(ActQueryInput, request.query_params)
+        acts = CurationAct.objects.filter(project=access.project).select_related("undone_by").order_by("-id")
+        for name, field in (("session", "session_id"), ("actor", "actor"), ("kind", "kind")):
+            if params.get(name) not in (None, ""):
+                acts = acts.filter(**{field: params[name]})
+        paginator = BoundedPagination()
+        page = paginator.paginate_queryset(acts, request, view=self)
+        return paginator.get_paginated_response(ActOutput(page, many=True).data)
+
+
+class ActQueryInput(serializers.Serializer):
+    session = id_field(required=False, allow_null=True, default=None)
+    actor = serializers.CharField(required=False, allow_blank=True, max_length=120, default="")
+    kind = serializers.ChoiceField(choices=ActKind.values, required=False, allow_null=True, default=None)
+
+
+class ActUndoApi(APIView):
+    @extend_schema(tags=TAG, request=UndoInput, summary="Undo a curation act (recorded as an act itself)",
+                   responses={200: UndoOutput, 409: OpenApiResponse(description="Undone already, an undo, or the "
+                                                                               "object changed since.")})
+    def post(self, request, project_slug: str, act_id: int):
+        access = _people(request, project_slug)
+        data = _valid(UndoInput, request.data)
+        outcome = services.act_undo(project=access.project, actor=access.actor, act_id=act_id, **data)
+        if outcome.act.object_type == "memory":
+            return Response(_memory_answer(outcome, access))
+        return Response(_edge_answer(outcome, access))
+
+
+def _edge_answer(outcome: services.Outcome, access: Access) -> dict:
+    edge = outcome.object
+    if edge is not None:
+        edge = Edge.objects.select_related("source", "target").get(pk=edge.pk)
+    return {"act": ActOutput(outcome.act).data, "edge": review_rows([edge], access)[0] if edge else None}
+
+
+def _memory_answer(outcome: services.Outcome, access: Access) -> dict:
+    memory = outcome.object
+    return {"act": ActOutput(outcome.act).data,
+            "memory": MemoryOutput(memory, context={"show_sensitive": access.may_see_sensitive}).data}

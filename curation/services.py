@@ -1,0 +1,248 @@
+"""Curation acts: people correct the graph. Each act runs in one transaction, writes its changes to the
+change log (so every open view sees it live) and one CurationAct (who, why, which changes), and can be
+undone through `act_undo`, which is an act too.
+
+Human decisions bind the engine: an edge a person approved, rejected, relabelled or drew is never
+re-inferred or changed by inference (engine/inference.py `edges_apply`), approved edges carry the
+approved boost in recall and rejected ones carry nothing (engine/recall/ripple.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from memory.engine.changelog import change_record
+from memory.engine.snapshots import EDGE_FIELDS, edge_snapshot, memory_snapshot
+from memory.errors import MemoryEngineError, NotFoundError, ValidationFailed
+from memory.models import (
+    Edge,
+    EdgeOrigin,
+    EdgeStatus,
+    GraphChange,
+    Memory,
+    MemoryKind,
+    MemoryStatus,
+    Project,
+    Relation,
+)
+
+from .models import ActKind, CurationAct
+
+# Relations a person may give an edge; structural ones (adjacency, shared entity, summary) are the engine's.
+CURATED_RELATIONS = (Relation.CAUSAL, Relation.TEMPORAL, Relation.CONDITIONAL, Relation.ELABORATES,
+                     Relation.SUPERSEDES, Relation.PART_OF, Relation.REFERENCES)
+MEMORY_STATUSES = (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED)  # forgetting is the admin's bulk job
+REASON_MAX = 500
+
+
+class CurationConflict(MemoryEngineError):
+    status_code = 409
+    code = "conflict"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    act: CurationAct
+    object: Any  # the edge or memory as it is now (None once deleted)
+
+
+def _edge(project: Project, edge_id: int) -> Edge:
+    edge = Edge.objects.select_for_update(of=("self",)).select_related("session").filter(
+        project=project, pk=edge_id).first()
+    if edge is None:
+        raise NotFoundError(f"No edge {edge_id} in project {project.slug!r}.")
+    return edge
+
+
+def _memory(project: Project, memory_id: int) -> Memory:
+    memory = Memory.objects.select_for_update(of=("self",)).select_related("session").filter(
+        project=project, pk=memory_id).exclude(status=MemoryStatus.FORGOTTEN).first()
+    if memory is None:
+        raise NotFoundError(f"No memory {memory_id} in project {project.slug!r}.")
+    return memory
+
+
+def _act(project: Project, session, actor: str, kind: str, obj: Edge | Memory, reason: str,
+         changes: list[GraphChange], undoes: CurationAct | None = None) -> CurationAct:
+    act = CurationAct.objects.create(project=project, session=session, actor=actor, kind=kind,
+                                     object_type="edge" if isinstance(obj, Edge) else "memory", object_id=obj.pk,
+                                     reason=reason[:REASON_MAX], undoes=undoes)
+    act.changes.set([c for c in changes if c.pk])
+    return act
+
+
+def _relation(value: str) -> str:
+    if value not in CURATED_RELATIONS:
+        raise ValidationFailed(f"Unknown or engine-only relation {value!r}.",
+                               {"relation": [f"use one of {', '.join(CURATED_RELATIONS)}"]})
+    return value
+
+
+def edge_update(*, project: Project, actor: str, edge_id: int, status: str | None = None,
+                relation: str | None = None, reason: str = "") -> Outcome:
+    """Approve or reject an edge, or relabel it (a relabelled edge counts as approved unless rejected)."""
+    if status is None and relation is None:
+        raise ValidationFailed("Nothing to change: give a status, a relation or both.",
+                               {"status": ["approved or rejected"], "relation": ["the new relation"]})
+    if status is not None and status not in (EdgeStatus.APPROVED, EdgeStatus.REJECTED):
+        raise ValidationFailed(f"Unknown status {status!r}.", {"status": ["approved or rejected"]})
+    with transaction.atomic():
+        edge = _edge(project, edge_id)
+        before = edge_snapshot(edge)
+        kind = ActKind.EDGE_RELABEL if relation not in (None, edge.relation) else (
+            ActKind.EDGE_APPROVE if status == EdgeStatus.APPROVED else ActKind.EDGE_REJECT)
+        if relation is not None:
+            edge.relation = _relation(relation)
+        edge.status = status or (EdgeStatus.APPROVED if kind == ActKind.EDGE_RELABEL else edge.status)
+        edge.needs_review = False
+        try:
+            with transaction.atomic():
+                edge.save(update_fields=["relation", "status", "needs_review", "updated_at"])
+        except IntegrityError as exc:
+            raise CurationConflict(f"Edge {edge.source_id} → {edge.target_id} already has a {relation} edge.",
+                                   {"relation": relation}) from exc
+        change = change_record(project=project, session=edge.session, actor=actor, op="edge.updated",
+                               object_type="edge", object_id=edge.pk, before=before, after=edge_snapshot(edge))
+        return Outcome(_act(project, edge.session, actor, kind, edge, reason, [change]), edge)
+
+
+def edge_draw(*, project: Project, actor: str, source_id: int, target_id: int, relation: str,
+              reason: str = "") -> Outcome:
+    """A person's edge between two memories of the project: origin human, approved."""
+    relation = _relation(relation)
+    if source_id == target_id:
+        raise ValidationFailed("An edge joins two different memories.", {"target_id": ["not the source"]})
+    with transaction.atomic():
+        source, target = _memory(project, source_id), _memory(project, target_id)
+        if Edge.objects.filter(source=source, target=target, relation=relation).exists():
+            raise CurationConflict(f"Memory {source_id} already has a {relation} edge to {target_id}.",
+                                   {"relation": relation})
+        edge = Edge.objects.create(project=project, session=target.session, source=source, target=target,
+                                   relation=relation, confidence=1.0, origin=EdgeOrigin.HUMAN,
+                                   status=EdgeStatus.APPROVED, rationale=reason[:REASON_MAX])
+        change = change_record(project=project, session=target.session, actor=actor, op="edge.created",
+                               object_type="edge", object_id=edge.pk, after=edge_snapshot(edge))
+        return Outcome(_act(project, target.session, actor, ActKind.EDGE_DRAW, edge, reason, [change]), edge)
+
+
+def edge_delete(*, project: Project, actor: str, edge_id: int, reason: str = "") -> Outcome:
+    """Delete an edge (undo recreates it with its id). To keep the engine from inferring it again,
+    reject it instead."""
+    with transaction.atomic():
+        edge = _edge(project, edge_id)
+        before, session = edge_snapshot(edge), edge.session
+        edge.delete()
+        edge.pk = before["id"]
+        change = change_record(project=project, session=session, actor=actor, op="edge.deleted",
+                               object_type="edge", object_id=before["id"], before=before)
+        return Outcome(_act(project, session, actor, ActKind.EDGE_DELETE, edge, reason, [change]), None)
+
+
+def memory_update(*, project: Project, actor: str, memory_id: int, sensitive: bool | None = None,
+                  status: str | None = None, kind: str | None = None, reason: str = "") -> Outcome:
+    """Mark or unmark a memory sensitive, archive or restore it, or correct its kind (one at a time)."""
+    given = {name: value for name, value in (("sensitive", sensitive), ("status", status), ("kind", kind))
+             if value is not None}
+    if len(given) != 1:
+        raise ValidationFailed("Change one thing at a time: sensitive, status or kind.",
+                               {name: ["give exactly one of sensitive, status, kind"] for name in given or
+                                ("sensitive", "status", "kind")})
+    if status is not None and status not in MEMORY_STATUSES:
+        raise ValidationFailed(f"Status {status!r} cannot be set here.",
+                               {"status": [f"use {' or '.join(MEMORY_STATUSES)}; forgetting is an admin's job"]})
+    if kind is not None and kind not in MemoryKind.values:
+        raise ValidationFailed(f"Unknown kind {kind!r}.", {"kind": [f"use one of {', '.join(MemoryKind.values)}"]})
+    with transaction.atomic():
+        memory = _memory(project, memory_id)
+        before = memory_snapshot(memory)
+        (name, value), = given.items()
+        setattr(memory, name, value)
+        memory.save(update_fields=[name, "updated_at"])
+        change = change_record(project=project, session=memory.session, actor=actor, op="memory.updated",
+                               object_type="memory", object_id=memory.pk, before=before,
+                               after=memory_snapshot(memory))
+        kind_of_act = {"sensitive": ActKind.MEMORY_SENSITIVE, "status": ActKind.MEMORY_STATUS,
+                       "kind": ActKind.MEMORY_KIND}[name]
+        return Outcome(_act(project, memory.session, actor, kind_of_act, memory, reason, [change]), memory)
+
+
+def act_undo(*, project: Project, actor: str, act_id: int, reason: str = "") -> Outcome:
+    """Put back what an act changed, from the snapshots it recorded; recorded as an act of its own.
+
+    Refused (409) when the act was undone already, is itself an undo (undo the original again
+    instead), or the object changed since (undo the later act first)."""
+    with transaction.atomic():
+        act = CurationAct.objects.select_for_update().filter(project=project, pk=act_id).first()
+        if act is None:
+            raise NotFoundError(f"No curation act {act_id} in project {project.slug!r}.")
+        if act.kind == ActKind.UNDO:
+            raise CurationConflict("An undo is not undone; repeat the original act instead.")
+        if CurationAct.objects.filter(undoes=act).exists():
+            raise CurationConflict(f"Act {act_id} was undone already.")
+        (change,) = act.changes.all()[:1] or [None]
+        if change is None:
+            raise CurationConflict(f"Act {act_id} recorded no change to undo.")
+        restored, changes = _UNDO[change.op](project, actor, change)
+        gone = changes[-1].op == "edge.deleted"
+        return Outcome(_act(project, act.session, actor, ActKind.UNDO, restored, reason, changes, undoes=act),
+                       None if gone else restored)
+
+
+def _unchanged_since(change: GraphChange, current: dict[str, Any], fields: tuple[str, ...]) -> None:
+    after = change.after or {}
+    if any(current.get(f) != after.get(f) for f in fields if f in after):
+        raise CurationConflict(f"{change.object_type.capitalize()} {change.object_id} changed since this act: "
+                               "undo the later act first.")
+
+
+def _undo_edge_update(project: Project, actor: str, change: GraphChange) -> tuple[Edge, list[GraphChange]]:
+    edge = _edge(project, change.object_id)
+    _unchanged_since(change, edge_snapshot(edge), ("relation", "status", "needs_review"))
+    before = edge_snapshot(edge)
+    for name in ("relation", "status", "needs_review"):
+        setattr(edge, name, change.before[name])
+    edge.save(update_fields=["relation", "status", "needs_review", "updated_at"])
+    return edge, [change_record(project=project, session=edge.session, actor=actor, op="edge.updated",
+                                object_type="edge", object_id=edge.pk, before=before, after=edge_snapshot(edge))]
+
+
+def _undo_edge_created(project: Project, actor: str, change: GraphChange) -> tuple[Edge, list[GraphChange]]:
+    edge = _edge(project, change.object_id)
+    before, session = edge_snapshot(edge), edge.session
+    edge.delete()
+    edge.pk = before["id"]
+    return edge, [change_record(project=project, session=session, actor=actor, op="edge.deleted",
+                                object_type="edge", object_id=before["id"], before=before)]
+
+
+def _undo_edge_deleted(project: Project, actor: str, change: GraphChange) -> tuple[Edge, list[GraphChange]]:
+    old = change.before
+    ends = Memory.objects.filter(project=project, pk__in=[old["source_id"], old["target_id"]]).exclude(
+        status=MemoryStatus.FORGOTTEN).count()
+    if ends != 2 or Edge.objects.filter(pk=old["id"]).exists():
+        raise CurationConflict(f"Edge {old['id']} cannot come back: one of its memories is gone, or it exists.")
+    edge = Edge.objects.create(project=project, pk=old["id"], **{f: old[f] for f in EDGE_FIELDS if f != "id"})
+    return edge, [change_record(project=project, session=edge.session, actor=actor, op="edge.created",
+                                object_type="edge", object_id=edge.pk, after=edge_snapshot(edge))]
+
+
+def _undo_memory_update(project: Project, actor: str, change: GraphChange) -> tuple[Memory, list[GraphChange]]:
+    memory = _memory(project, change.object_id)
+    fields = ("sensitive", "status", "kind")
+    _unchanged_since(change, memory_snapshot(memory), fields)
+    before = memory_snapshot(memory)
+    changed = [f for f in fields if change.before.get(f) != change.after.get(f)]
+    for name in changed:
+        setattr(memory, name, change.before[name])
+    memory.save(update_fields=[*changed, "updated_at"])
+    return memory, [change_record(project=project, session=memory.session, actor=actor, op="memory.updated",
+                                  object_type="memory", object_id=memory.pk, before=before,
+                                  after=memory_snapshot(memory))]
+
+
+_UNDO = {"edge.updated": _undo_edge_update, "edge.created": _undo_edge_created, "edge.deleted": _undo_edge_deleted,
+         "memory.updated": _undo_memory_update}
+

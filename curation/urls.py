@@ -1,0 +1,15 @@
+"""Curation API routes, mounted under /api/ beside the agent API (docs/curation.md)."""
+
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("projects/<slug:project_slug>/edges/", api.EdgeListDrawApi.as_view(), name="api-edges"),
+    path("projects/<slug:project_slug>/edges/<int:edge_id>/", api.EdgeDetailApi.as_view(), name="api-edge"),
+    path("projects/<slug:project_slug>/memories/<int:memory_id>/", api.MemoryCurateApi.as_view(),
+         name="api-memory"),
+    path("projects/<slug:project_slug>/curation/actions/", api.ActListApi.as_view(), name="api-curation-actions"),
+    path("projects/<slug:project_slug>/curation/actions/<int:act_id>/undo/", api.ActUndoApi.as_view(),
+         name="api-curation-undo"),
+]

@@ -1,0 +1,202 @@
+"""Curation on the real database: each act and its undo, human decisions binding inference and recall,
+and the curation API (people only, CSRF, clear 4xx)."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+from curation.models import ActKind, CurationAct
+from curation.services import CurationConflict, act_undo, edge_delete, edge_draw, edge_update, memory_update
+from memory.engine.inference import Proposal, edges_apply
+from memory.engine.recall import RecallQuery, memory_recall
+from memory.errors import ValidationFailed
+from memory.models import Edge, EdgeOrigin, EdgeStatus, GraphChange, Membership, Memory, Relation, Role
+
+from .test_maintenance_support import link, remember
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def pair(agent_session):
+    allergy = remember(agent_session, "Xiaoming is allergic to shellfish and peanuts")
+    menu = remember(agent_session, "Booked the dinner at the Dadong roast duck restaurant for Friday")
+    edge = link(allergy, menu, Relation.TEMPORAL, confidence=0.4, needs_review=True, rationale="cue 'then'")
+    return allergy, menu, edge
+
+
+def test_approve_is_logged_with_its_reason_and_undone_from_the_snapshot(project, pair):
+    _, _, edge = pair
+    outcome = edge_update(project=project, actor="user:7", edge_id=edge.pk, status=EdgeStatus.APPROVED,
+                          reason="the booking had to respect the allergy")
+    edge.refresh_from_db()
+    assert edge.status == EdgeStatus.APPROVED and not edge.needs_review
+    act = outcome.act
+    assert (act.kind, act.actor) == (ActKind.EDGE_APPROVE, "user:7")
+    assert act.reason == "the booking had to respect the allergy"
+    (change,) = act.changes.all()
+    assert change.op == "edge.updated" and change.actor == "user:7"
+    assert (change.before["status"], change.after["status"]) == ("inferred", "approved")
+    undo = act_undo(project=project, actor="user:8", act_id=act.pk)
+    edge.refresh_from_db()
+    assert edge.status == EdgeStatus.INFERRED and edge.needs_review
+    assert undo.act.kind == ActKind.UNDO and undo.act.undoes_id == act.pk
+    with pytest.raises(CurationConflict, match="undone already"):
+        act_undo(project=project, actor="user:8", act_id=act.pk)
+    with pytest.raises(CurationConflict, match="not undone"):
+        act_undo(project=project, actor="user:8", act_id=undo.act.pk)
+
+
+def test_relabel_counts_as_approved_and_refuses_a_taken_or_engine_only_relation(project, pair):
+    allergy, menu, edge = pair
+    edge_update(project=project, actor="user:7", edge_id=edge.pk, relation=Relation.CONDITIONAL)
+    edge.refresh_from_db()
+    assert (edge.relation, edge.status) == (Relation.CONDITIONAL, EdgeStatus.APPROVED)
+    link(allergy, menu, Relation.CAUSAL)
+    with pytest.raises(CurationConflict):
+        edge_update(project=project, actor="user:7", edge_id=edge.pk, relation=Relation.CAUSAL)
+    with pytest.raises(ValidationFailed):
+        edge_update(project=project, actor="user:7", edge_id=edge.pk, relation=Relation.SHARES_ENTITY)
+    edge.refresh_from_db()
+    assert edge.relation == Relation.CONDITIONAL, "a refused act changes nothing"
+
+
+def test_a_drawn_edge_is_human_and_approved_and_its_undo_deletes_it(project, pair):
+    allergy, menu, _ = pair
+    outcome = edge_draw(project=project, actor="user:7", source_id=allergy.pk, target_id=menu.pk,
+                        relation=Relation.CONDITIONAL, reason="dinner only where no shellfish")
+    drawn = outcome.object
+    assert (drawn.origin, drawn.status, drawn.confidence) == (EdgeOrigin.HUMAN, EdgeStatus.APPROVED, 1.0)
+    with pytest.raises(CurationConflict):
+        edge_draw(project=project, actor="user:7", source_id=allergy.pk, target_id=menu.pk,
+                  relation=Relation.CONDITIONAL)
+    with pytest.raises(ValidationFailed):
+        edge_draw(project=project, actor="user:7", source_id=allergy.pk, target_id=allergy.pk,
+                  relation=Relation.CAUSAL)
+    act_undo(project=project, actor="user:7", act_id=outcome.act.pk)
+    assert not Edge.objects.filter(pk=drawn.pk).exists()
+
+
+def test_a_deleted_edge_comes_back_with_its_id_on_undo(project, pair):
+    _, _, edge = pair
+    outcome = edge_delete(project=project, actor="user:7", edge_id=edge.pk, reason="wrong")
+    assert outcome.object is None and not Edge.objects.filter(pk=edge.pk).exists()
+    act_undo(project=project, actor="user:7", act_id=outcome.act.pk)
+    back = Edge.objects.get(pk=edge.pk)
+    assert (back.relation, back.rationale, back.needs_review) == (edge.relation, edge.rationale, True)
+    assert list(GraphChange.objects.filter(object_type="edge", object_id=edge.pk).values_list("op", flat=True)) \
+        == ["edge.deleted", "edge.created"]
+
+
+def test_memory_marks_one_at_a_time_and_an_undo_waits_for_later_acts(project, pair):
+    allergy, _, _ = pair
+    marked = memory_update(project=project, actor="user:7", memory_id=allergy.pk, sensitive=True, reason="health")
+    archived = memory_update(project=project, actor="user:7", memory_id=allergy.pk, status="archived")
+    assert Memory.objects.get(pk=allergy.pk).sensitive
+    with pytest.raises(ValidationFailed):
+        memory_update(project=project, actor="user:7", memory_id=allergy.pk, sensitive=False, kind="fact")
+    with pytest.raises(ValidationFailed):
+        memory_update(project=project, actor="user:7", memory_id=allergy.pk, status="forgotten")
+    act_undo(project=project, actor="user:7", act_id=archived.act.pk)
+    act_undo(project=project, actor="user:7", act_id=marked.act.pk)
+    restored = Memory.objects.get(pk=allergy.pk)
+    assert (restored.sensitive, restored.status) == (False, "active")
+    kind = memory_update(project=project, actor="user:7", memory_id=allergy.pk, kind="constraint")
+    memory_update(project=project, actor="user:7", memory_id=allergy.pk, kind="preference")
+    with pytest.raises(CurationConflict, match="changed since"):
+        act_undo(project=project, actor="user:7", act_id=kind.act.pk)
+
+
+def test_inference_never_overrides_a_human_decision(project, pair):
+    allergy, menu, edge = pair
+    edge_update(project=project, actor="user:7", edge_id=edge.pk, status=EdgeStatus.REJECTED)
+    created = edges_apply(menu, [Proposal(allergy, Relation.CAUSAL, 0.9, "cue 'because'")], threshold=0.6)
+    assert created == [] and Edge.objects.filter(source=allergy, target=menu).count() == 1
+    assert Edge.objects.get(pk=edge.pk).status == EdgeStatus.REJECTED
+
+
+def test_curating_an_edge_changes_the_next_recalls_ranking_and_trace(project, agent_session):
+    seed = remember(agent_session, "Xiaoming is allergic to shellfish and peanuts")
+    far = remember(agent_session, "Booked the Dadong roast duck restaurant for Friday")
+    for i in range(4):
+        remember(agent_session, f"Note {i} about the museum opening hours on the Bund")
+    edge = link(seed, far, Relation.CONDITIONAL, confidence=0.3, needs_review=True)
+
+    def recall():
+        query = RecallQuery("what is Xiaoming allergic to", k=6, session=agent_session, preset="ripple",
+                            params={"seed_count": 1})
+        result = memory_recall(project=project, query=query, actor="t")
+        scores = {i.memory.pk: i.score for i in result.items}
+        carried = {a["edge_id"] for a in result.trace.activations if a["hop"] > 0}
+        return scores, carried
+
+    before, carried = recall()
+    assert far.pk in before and edge.pk in carried
+    edge_update(project=project, actor="user:7", edge_id=edge.pk, status=EdgeStatus.APPROVED)
+    approved, carried = recall()
+    assert approved[far.pk] > before[far.pk] and edge.pk in carried, "approved: the boost replaces confidence 0.3"
+    edge_update(project=project, actor="user:7", edge_id=edge.pk, status=EdgeStatus.REJECTED)
+    rejected, carried = recall()
+    assert far.pk not in rejected and edge.pk not in carried, "rejected edges carry nothing"
+
+
+# --- the API -------------------------------------------------------------------------------------------
+
+def person(project, role: str, *, csrf: bool = False) -> APIClient:
+    user = get_user_model().objects.create_user(f"c-{role}-{csrf}", password="a-long-password-1")
+    Membership.objects.create(project=project, user=user, role=role)
+    client = APIClient(enforce_csrf_checks=csrf)
+    client.force_login(user)
+    return client
+
+
+def test_the_review_queue_lists_proposals_with_both_memories_weakest_first(project, pair, api):
+    allergy, menu, edge = pair
+    link(menu, allergy, Relation.REFERENCES, confidence=0.9)
+    viewer = person(project, Role.VIEWER)
+    body = viewer.get(f"/api/projects/{project.slug}/edges/?needs_review=true&order=weakest").json()
+    assert body["count"] == 1
+    (row,) = body["results"]
+    assert row["id"] == edge.pk and row["source_label"].startswith("Xiaoming") and "Dadong" in row["target_label"]
+    assert viewer.get(f"/api/projects/{project.slug}/edges/?status=nonsense").status_code == 400
+    assert api.get(f"/api/projects/{project.slug}/edges/").status_code == 403, "agents do not curate"
+
+
+def test_api_acts_need_the_csrf_token_and_answer_clear_errors(project, pair):
+    _, _, edge = pair
+    url = f"/api/projects/{project.slug}/edges/{edge.pk}/"
+    strict = person(project, Role.CURATOR, csrf=True)
+    assert strict.patch(url, {"status": "approved"}, format="json").status_code == 403
+    curator = person(project, Role.CURATOR)
+    assert curator.patch(url, {}, format="json").status_code == 400
+    assert curator.patch(url, {"status": "inferred"}, format="json").status_code == 400
+    assert curator.patch(f"/api/projects/{project.slug}/edges/999999/", {"status": "approved"},
+                         format="json").status_code == 404
+    answer = curator.patch(url, {"status": "approved", "reason": "checked"}, format="json")
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["edge"]["status"] == "approved" and answer.json()["act"]["kind"] == "edge.approve"
+    acts = curator.get(f"/api/projects/{project.slug}/curation/actions/?kind=edge.approve").json()
+    assert [a["id"] for a in acts["results"]] == [answer.json()["act"]["id"]]
+    undo = curator.post(f"/api/projects/{project.slug}/curation/actions/{answer.json()['act']['id']}/undo/", {},
+                        format="json")
+    assert undo.status_code == 200 and undo.json()["edge"]["status"] == "inferred"
+    again = curator.post(f"/api/projects/{project.slug}/curation/actions/{answer.json()['act']['id']}/undo/", {},
+                         format="json")
+    assert again.status_code == 409 and again.json()["error"]["code"] == "conflict"
+    assert CurationAct.objects.count() == 2
+
+
+def test_marking_a_memory_sensitive_masks_it_for_viewers_at_once(project, agent_session, pair):
+    allergy, _, _ = pair
+    curator, viewer = person(project, Role.CURATOR), person(project, Role.VIEWER)
+    answer = curator.patch(f"/api/projects/{project.slug}/memories/{allergy.pk}/",
+                           {"sensitive": True, "reason": "health data"}, format="json")
+    assert answer.status_code == 200 and answer.json()["memory"]["sensitive"] is True
+    assert "shellfish" in answer.json()["memory"]["content"], "the curator still sees it"
+    graph = viewer.get(f"/api/projects/{project.slug}/sessions/{agent_session.pk}/graph/").json()
+    (node,) = [m for m in graph["memories"] if m["id"] == allergy.pk]
+    assert node["content"] == "[sensitive]" and "shellfish" not in str(graph)
+    assert viewer.patch(f"/api/projects/{project.slug}/memories/{allergy.pk}/", {"sensitive": False},
+                        format="json").status_code == 403
