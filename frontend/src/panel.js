@@ -8,8 +8,8 @@ import { kindColor, relationColor, textOn } from "./graph/style.js";
 const DIMENSION_LISTS = ["topics", "keywords", "dates", "times", "amounts", "numbers", "urls", "paths", "identifiers"];
 
 export class SidePanel {
-  constructor(root, { config, model, labels, onSelect, onEntity }) {
-    Object.assign(this, { root, config, model, labels, onSelect, onEntity });
+  constructor(root, { config, model, labels, onSelect, onEntity, curation = null }) {
+    Object.assign(this, { root, config, model, labels, onSelect, onEntity, curation });
     this.selection = null;
     this.interactionCache = new Map();
     this.showEmpty();
@@ -73,6 +73,7 @@ export class SidePanel {
         this._header(chips, interpolate(gettext("Memory #%s"), [memory.id]), gettext("Close")),
         content,
         h("p", { class: "muted small" }, formatDateTime(memory.occurredAt)),
+        this.curation ? this._section(gettext("Curate"), this.curation.memory(memory)) : null,
         this._section(gettext("Scores"), this._scores(memory)),
         this._section(gettext("Entities"), this._entities(memory)),
         this._section(gettext("Dimensions"), this._dimensions(memory)),
@@ -116,6 +117,7 @@ export class SidePanel {
           h("dt", null, gettext("Origin")), h("dd", null, this.labels.origin(edge.origin)),
           h("dt", null, gettext("Status")), h("dd", null, this.labels.edgeStatus(edge.status)),
           edge.createdAt ? [h("dt", null, gettext("Created")), h("dd", null, formatDateTime(edge.createdAt))] : null),
+        this.curation ? this._section(gettext("Curate"), this.curation.edge(edge)) : null,
         this._section(gettext("Rationale"), h("p", { class: "rationale" }, edge.rationale || gettext("No rationale recorded."))),
         this._section(gettext("History"), history)));
     this._loadHistory(history, { edge: edge.id }, (c) => c.object_type === "edge" && c.object_id === edge.id);

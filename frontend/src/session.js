@@ -1,6 +1,7 @@
 // The session page: load the graph, draw it, wire filters, views and the side panel, then go live.
 
 import { fetchGraph } from "./api.js";
+import { CurationClient, CurationControls, Toast } from "./curate.js";
 import { $, h } from "./dom.js";
 import { Filters, FilterPanel } from "./filters.js";
 import { nodeId, GraphView } from "./graph/view.js";
@@ -41,8 +42,11 @@ class SessionApp {
       canSeeSensitive: this.config.canSeeSensitive, onSelect: (s) => this.select(s),
     });
     performance.mark("cw-drawn");
+    this.curation = this.config.canCurate ? new CurationControls({
+      client: new CurationClient(this.config), toast: new Toast($("#toast")), labels: this.labels,
+    }) : null;
     this.panel = new SidePanel($("#panel"), {
-      config: this.config, model: this.model, labels: this.labels,
+      config: this.config, model: this.model, labels: this.labels, curation: this.curation,
       onSelect: (s) => this.select(s, { center: true }), onEntity: (name) => this._filterEntity(name),
     });
     this.filterPanel = new FilterPanel($("#filters"), this.filters, this.model);
@@ -50,7 +54,9 @@ class SessionApp {
       model: this.model, filters: this.filters, labels: this.labels,
       canSeeSensitive: this.config.canSeeSensitive, onSelect: (s) => this.select(s),
     });
-    this.interactionTable = new InteractionTable($("#view-interactions"), { model: this.model, filters: this.filters, labels: this.labels });
+    this.interactionTable = new InteractionTable($("#view-interactions"), {
+      model: this.model, filters: this.filters, labels: this.labels, curation: this.curation,
+    });
     this.filters.onChange((what) => this._filtersChanged(what));
     this._wireToolbar();
     this.applyFilters();

@@ -76,8 +76,8 @@ export class MemoryTable {
 
 /** Interactions the selective filter dropped, with their scores and the reason. */
 export class InteractionTable {
-  constructor(root, { model, filters, labels }) {
-    Object.assign(this, { root, model, filters, labels });
+  constructor(root, { model, filters, labels, curation = null }) {
+    Object.assign(this, { root, model, filters, labels, curation });
   }
 
   render() {
@@ -91,7 +91,8 @@ export class InteractionTable {
           rows.length), [rows.length])),
       h("table", { class: "data-table", id: "interaction-table" },
         h("thead", null, h("tr", null, ["#", gettext("Kind"), gettext("Content"), gettext("Relevance"), gettext("Importance"),
-          gettext("Novelty"), gettext("Total"), gettext("Reason"), gettext("Occurred")].map((label) => h("th", { scope: "col" }, label)))),
+          gettext("Novelty"), gettext("Total"), gettext("Reason"), gettext("Occurred"), this.curation ? "" : null]
+          .filter((label) => label !== null).map((label) => h("th", { scope: "col" }, label)))),
         h("tbody", null, rows.map((i) => h("tr", {
           class: this.filters.interactionMatches(i) ? "match" : "", dataset: { interactionId: i.id },
         },
@@ -100,6 +101,7 @@ export class InteractionTable {
         h("td", { class: "content-cell" }, shorten(i.content, 200)),
         score(i, "relevance"), score(i, "importance"), score(i, "novelty"), score(i, "total"),
         h("td", { class: "small" }, i.reason),
-        h("td", { class: "small nowrap" }, formatDateTime(i.occurredAt)))))));
+        h("td", { class: "small nowrap" }, formatDateTime(i.occurredAt)),
+        this.curation ? h("td", null, this.curation.promote(i)) : null)))));
   }
 }

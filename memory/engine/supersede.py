@@ -87,7 +87,8 @@ def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: l
                 edges.append(edge)
     if CHANGE_CUE.search(memory.content) and any(_values(memory, name) for name in VALUE_TYPES):
         for name, old in _announced_changes(memory, related).items():
-            edge = _supersede(old, memory, f"announced change of a {name[:-1]} value", 0.7)
+            article = "an" if name[0] in "aeiou" else "a"
+            edge = _supersede(old, memory, f"announced change of {article} {name[:-1]} value", 0.7)
             if edge:
                 edges.append(edge)
     return edges

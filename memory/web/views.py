@@ -18,7 +18,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from ..access import Access, NotAllowed, UnknownProject, project_access
-from ..models import AgentSession, Project
+from ..models import AgentSession, Project, Role
 from ..selectors import interaction_list, session_list
 from ..visibility import interaction_mask, mask_interaction, sensitive_interaction_ids
 from .labels import all_choices
@@ -104,6 +104,14 @@ def session_detail(request, project_slug: str, session_id: int):
     return render(request, "memory/session.html", context)
 
 
+def _may_curate(access: Access) -> bool:
+    try:
+        access.require(Role.CURATOR, agents=False)
+    except NotAllowed:
+        return False
+    return True
+
+
 def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
     project = access.project
     kwargs = {"project_slug": project.slug, "session_id": session.pk}
@@ -117,9 +125,14 @@ def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
             "graph": reverse("api-graph", kwargs=kwargs),
             "changes": reverse("api-changes", kwargs=kwargs),
             "interaction": reverse("api-interaction", kwargs={**kwargs, "interaction_id": 0}),
+            "promote": reverse("api-interaction-promote", kwargs={**kwargs, "interaction_id": 0}),
+            "edge": reverse("api-edge", kwargs={"project_slug": project.slug, "edge_id": 0}),
+            "memory": reverse("api-memory", kwargs={"project_slug": project.slug, "memory_id": 0}),
+            "undo": reverse("api-curation-undo", kwargs={"project_slug": project.slug, "act_id": 0}),
             "ws": f"/ws/sessions/{session.pk}/",
         },
         "canSeeSensitive": access.may_see_sensitive,
+        "canCurate": _may_curate(access),
         "choices": all_choices(),
         "interactions": [
             mask_interaction({"id": i.pk, "kind": i.kind, "content": i.content, "status": i.status,

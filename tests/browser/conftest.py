@@ -84,6 +84,7 @@ class Site:
     token: str
     member: str
     outsider: str
+    viewer: str = "victor"
 
     def session_path(self, session_id: int | None = None) -> str:
         return f"/p/{self.project_slug}/sessions/{session_id or self.session_id}/"
@@ -118,6 +119,8 @@ def _site_create(database: str) -> tuple[str, int, str]:
         member = users.create_user("alice", password=PASSWORD)
         Membership.objects.create(project=project, user=member, role=Role.CURATOR)
         users.create_user("mallory", password=PASSWORD)
+        viewer = users.create_user("victor", password=PASSWORD)
+        Membership.objects.create(project=project, user=viewer, role=Role.VIEWER)
         token = token_issue(project=project, name="browser-tests")[1]
         return project.slug, session.pk, token
     finally:

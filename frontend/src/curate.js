@@ -1,0 +1,145 @@
+// Curation in the browser: the write client (session login + CSRF token) and the controls the side panel
+// and the filtered-interactions tab show to curators. The server decides (roles are enforced there);
+// the page's graph changes arrive through the live stream like every other change.
+
+import { clear, h } from "./dom.js";
+import { gettext, interpolate } from "./i18n.js";
+
+// Relations a person may give an edge (curation/services.py CURATED_RELATIONS).
+const CURATED_RELATIONS = ["causal", "temporal", "conditional", "elaborates", "supersedes", "part_of", "references"];
+const MEMORY_KINDS = ["fact", "preference", "constraint", "intent", "decision", "action", "result", "error", "event"];
+const TOAST_MS = 8000;
+
+function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+/** The server's error message for a failed act (its JSON `error.message`), else the HTTP status. */
+async function failure(response) {
+  let message = `${response.status} ${response.statusText}`;
+  try {
+    const body = await response.json();
+    if (body && body.error && body.error.message) message = body.error.message;
+  } catch { /* not JSON: keep the status line */ }
+  const error = new Error(message);
+  error.status = response.status;
+  return error;
+}
+
+export class CurationClient {
+  constructor(config) {
+    this.urls = config.urls;
+  }
+
+  async send(method, url, body = null) {
+    const response = await fetch(url, {
+      method, credentials: "same-origin",
+      headers: { Accept: "application/json", "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+      body: body === null ? null : JSON.stringify(body),
+    });
+    if (!response.ok) throw await failure(response);
+    return response.json();
+  }
+
+  edge(id, body) { return this.send("PATCH", this.urls.edge.replace("/0/", `/${id}/`), body); }
+  deleteEdge(id) { return this.send("DELETE", this.urls.edge.replace("/0/", `/${id}/`)); }
+  memory(id, body) { return this.send("PATCH", this.urls.memory.replace("/0/", `/${id}/`), body); }
+  undo(actId) { return this.send("POST", this.urls.undo.replace("/0/", `/${actId}/`), {}); }
+  promote(interactionId) { return this.send("POST", this.urls.promote.replace("/0/", `/${interactionId}/`)); }
+}
+
+/** One message at a time at the bottom of the page, with an Undo button after an act. */
+export class Toast {
+  constructor(root) {
+    this.root = root;
+    this.timer = null;
+  }
+
+  show(text, { undo = null, error = false } = {}) {
+    clearTimeout(this.timer);
+    clear(this.root).append(h("div", { class: `toast${error ? " toast-error" : ""}`, role: "status" },
+      h("span", null, text),
+      undo ? h("button", { type: "button", class: "btn btn-small", id: "toast-undo", onclick: () => undo() },
+        gettext("Undo")) : null));
+    this.root.hidden = false;
+    this.timer = setTimeout(() => { this.root.hidden = true; }, TOAST_MS);
+  }
+}
+
+/** The buttons of the side panel and the filtered tab, for people who may curate. */
+export class CurationControls {
+  constructor({ client, toast, labels }) {
+    Object.assign(this, { client, toast, labels });
+  }
+
+  async act(promise, done) {
+    try {
+      const answer = await promise;
+      const act = answer.act;
+      this.toast.show(done, act && act.kind !== "undo" ? { undo: () => this.undo(act.id) } : {});
+      return answer;
+    } catch (error) {
+      this.toast.show(interpolate(gettext("Not done: %s"), [error.message]), { error: true });
+      return null;
+    }
+  }
+
+  undo(actId) {
+    return this.act(this.client.undo(actId), gettext("Undone."));
+  }
+
+  edge(edge) {
+    const relation = h("select", { id: "curate-relation", "aria-label": gettext("Relation") },
+      CURATED_RELATIONS.map((r) => h("option", { value: r, selected: r === edge.relation }, this.labels.relation(r))));
+    const decided = edge.status !== "inferred";
+    return h("div", { class: "curate", id: "edge-curation" },
+      h("button", { type: "button", class: "btn btn-small primary", id: "edge-approve", disabled: edge.status === "approved",
+        onclick: () => this.act(this.client.edge(edge.id, { status: "approved" }), gettext("Edge approved.")) },
+      gettext("Approve")),
+      h("button", { type: "button", class: "btn btn-small", id: "edge-reject", disabled: edge.status === "rejected",
+        onclick: () => this.act(this.client.edge(edge.id, { status: "rejected" }), gettext("Edge rejected.")) },
+      gettext("Reject")),
+      h("span", { class: "relabel" }, relation,
+        h("button", { type: "button", class: "btn btn-small", id: "edge-relabel",
+          onclick: () => relation.value !== edge.relation && this.act(this.client.edge(edge.id, { relation: relation.value }),
+            interpolate(gettext("Relabelled as %s."), [this.labels.relation(relation.value)])) },
+        gettext("Relabel"))),
+      h("button", { type: "button", class: "btn btn-small danger", id: "edge-delete",
+        onclick: () => this.act(this.client.deleteEdge(edge.id), gettext("Edge deleted.")) }, gettext("Delete")),
+      decided ? h("p", { class: "muted small" }, gettext("A person decided this edge: the engine will not change it.")) : null);
+  }
+
+  memory(memory) {
+    const kind = h("select", { id: "curate-kind", "aria-label": gettext("Kind") },
+      MEMORY_KINDS.map((k) => h("option", { value: k, selected: k === memory.kind }, this.labels.kind(k))));
+    const reason = h("input", { type: "text", id: "curate-reason", maxlength: "500",
+      placeholder: gettext("Reason (optional, kept in the curation log)") });
+    const sensitive = !memory.sensitive;
+    const archived = memory.status === "archived";
+    return h("div", { class: "curate", id: "memory-curation" },
+      reason,
+      h("div", { class: "curate-row" },
+        h("button", { type: "button", class: "btn btn-small", id: "memory-sensitive",
+          onclick: () => this.act(this.client.memory(memory.id, { sensitive, reason: reason.value }),
+            sensitive ? gettext("Marked sensitive.") : gettext("No longer sensitive.")) },
+        sensitive ? gettext("Mark sensitive") : gettext("Unmark sensitive")),
+        h("button", { type: "button", class: "btn btn-small", id: "memory-archive",
+          onclick: () => this.act(this.client.memory(memory.id, { status: archived ? "active" : "archived", reason: reason.value }),
+            archived ? gettext("Restored.") : gettext("Archived.")) },
+        archived ? gettext("Restore") : gettext("Archive")),
+        h("span", { class: "relabel" }, kind,
+          h("button", { type: "button", class: "btn btn-small", id: "memory-kind",
+            onclick: () => kind.value !== memory.kind && this.act(this.client.memory(memory.id, { kind: kind.value, reason: reason.value }),
+              interpolate(gettext("Kind corrected to %s."), [this.labels.kind(kind.value)])) },
+          gettext("Correct kind")))));
+  }
+
+  promote(interaction) {
+    return h("button", { type: "button", class: "btn btn-small", dataset: { promote: interaction.id },
+      onclick: (event) => {
+        event.stopPropagation();
+        this.act(this.client.promote(interaction.id), gettext("Kept as a memory."));
+      } }, gettext("Keep as memory"));
+  }
+}

@@ -1,0 +1,113 @@
+"""Curating in the browser: approve, relabel and undo an edge from the side panel, keep a filtered
+interaction, and mark a memory sensitive while a viewer's open page turns it masked live."""
+
+from __future__ import annotations
+
+import time
+
+from .conftest import api_get, login, new_session, open_session, post_interaction, screenshot, wait_live
+
+
+def until(page, expression: str, timeout: float = 5.0) -> None:
+    """Poll a page expression until it holds (wait_for_function evaluates strings, which the CSP forbids)."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"still false after {timeout} s: {expression}"
+        time.sleep(0.05)
+
+
+def _weakest_inferred_edge(site, session_id: int) -> dict:
+    graph = api_get(site, f"sessions/{session_id}/graph/")
+    edges = [e for e in graph["edges"] if e["status"] == "inferred"
+             and e["relation"] not in ("next_in_session", "shares_entity")]
+    return min(edges or [e for e in graph["edges"] if e["status"] == "inferred"], key=lambda e: e["confidence"])
+
+
+def test_a_curator_approves_relabels_and_undoes_an_edge_from_the_panel(page, site):
+    session_id = new_session(site, "Curation: dinner plans")
+    for text in ("Xiaoming is allergic to peanuts, so every restaurant must be checked",
+                 "Because of the allergy, book the Dadong restaurant that has a peanut-free kitchen",
+                 "The Dadong booking is confirmed for Friday at 19:00"):
+        post_interaction(site, session_id, text)
+    edge = _weakest_inferred_edge(site, session_id)
+    login(page, site, site.member)
+    open_session(page, site, session_id)
+    wait_live(page)
+    page.evaluate(f"cw.app.select({{type: 'edge', id: {edge['id']}}})")
+    panel = page.locator(f"#panel article[data-edge-id='{edge['id']}']")
+    panel.wait_for(timeout=5000)
+    screenshot(page, "curation-edge-panel")
+
+    page.click("#edge-approve")
+    page.locator("#toast .toast", has_text="approved").wait_for(timeout=5000)
+    until(page, f"cw.model.edges.get({edge['id']}).status === 'approved'")
+    assert next(e for e in api_get(site, f"sessions/{session_id}/graph/")["edges"]
+                if e["id"] == edge["id"])["status"] == "approved"
+
+    target = "conditional" if edge["relation"] != "conditional" else "causal"
+    page.locator(f"#panel article[data-edge-id='{edge['id']}']").wait_for(timeout=5000)
+    page.select_option("#curate-relation", target)
+    page.click("#edge-relabel")
+    until(page, f"cw.model.edges.get({edge['id']}).relation === '{target}'")
+    screenshot(page, "curation-edge-relabelled")
+    page.click("#toast-undo")
+    page.locator("#toast .toast", has_text="Undone").wait_for(timeout=5000)
+    until(page, f"cw.model.edges.get({edge['id']}).relation === '{edge['relation']}'")
+    assert page.inner_text("#panel-relation") != ""
+
+
+def test_a_memory_marked_sensitive_turns_masked_in_a_viewers_open_page(page, browser, site):
+    session_id = new_session(site, "Curation: passport")
+    post_interaction(site, session_id, "Xiaoming's passport number is E12345678 for the hotel check-in")
+    graph = api_get(site, f"sessions/{session_id}/graph/")
+    (memory,) = [m for m in graph["memories"] if "passport" in m["content"]]
+
+    viewer_context = browser.new_context()
+    viewer = viewer_context.new_page()
+    login(viewer, site, site.viewer)
+    open_session(viewer, site, session_id)
+    wait_live(viewer)
+    assert viewer.evaluate(f"cw.model.memories.get({memory['id']}).content").startswith("Xiaoming")
+
+    login(page, site, site.member)
+    open_session(page, site, session_id)
+    page.evaluate(f"cw.app.select({{type: 'memory', id: {memory['id']}}})")
+    page.locator(f"#panel article[data-memory-id='{memory['id']}']").wait_for(timeout=5000)
+    page.fill("#curate-reason", "a passport number")
+    page.click("#memory-sensitive")
+    page.locator("#toast .toast", has_text="sensitive").wait_for(timeout=5000)
+    screenshot(page, "curation-memory-sensitive")
+
+    until(viewer, f"cw.model.memories.get({memory['id']}).content === '[sensitive]'")
+    assert "E12345678" not in viewer.content()
+    viewer.evaluate(f"cw.app.select({{type: 'memory', id: {memory['id']}}})")
+    viewer.locator("#panel .content.masked").wait_for(timeout=5000)
+    assert viewer.locator("#memory-curation").count() == 0, "a viewer gets no curation controls"
+    screenshot(viewer, "curation-viewer-masked")
+    viewer_context.close()
+
+
+def test_the_curation_controls_speak_chinese(page, site):
+    session_id = new_session(site, "校订：婚宴")
+    for text in ("婚宴定在沅江宾馆，每桌2688元", "因为五一是旺季，婚宴改到5月16号，每桌2788元"):
+        post_interaction(site, session_id, text)
+    edge = _weakest_inferred_edge(site, session_id)
+    login(page, site, site.member)
+    with page.expect_navigation():
+        page.select_option("#language-select", "zh-hans")
+    open_session(page, site, session_id)
+    wait_live(page)
+    page.evaluate(f"cw.app.select({{type: 'edge', id: {edge['id']}}})")
+    page.locator(f"#panel article[data-edge-id='{edge['id']}']").wait_for(timeout=5000)
+    assert page.inner_text("#edge-approve") == "批准" and page.inner_text("#edge-reject") == "拒绝"
+    page.click("#edge-reject")
+    page.locator("#toast .toast", has_text="已拒绝这条边").wait_for(timeout=5000)
+    until(page, f"cw.model.edges.get({edge['id']}).status === 'rejected'")
+    screenshot(page, "curation-edge-panel-zh")
+    memory_id = page.evaluate("[...cw.model.memories.keys()][0]")
+    page.evaluate(f"cw.app.select({{type: 'memory', id: {memory_id}}})")
+    page.locator(f"#panel article[data-memory-id='{memory_id}']").wait_for(timeout=5000)
+    assert page.inner_text("#memory-sensitive") == "标为敏感"
+    screenshot(page, "curation-memory-panel-zh")
+    with page.expect_navigation():
+        page.select_option("#language-select", "en")
