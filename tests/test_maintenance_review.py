@@ -59,7 +59,7 @@ def _snapshot(edge: Edge) -> tuple:
     return edge.relation, edge.status, edge.origin, edge.confidence, edge.needs_review, edge.rationale
 
 
-def test_review_relabels_confirms_and_removes(project, edges, llm):
+def test_review_relabels_confirms_and_rejects(project, edges, llm):
     untouched = {name: _snapshot(edges[name]) for name in ("human", "rejected", "sensitive", "strong", "structural")}
     llm.script_chat(
         answer_json({"relation": "temporal", "confidence": 0.85, "rationale": "the search follows the wish"}),
@@ -70,11 +70,13 @@ def test_review_relabels_confirms_and_removes(project, edges, llm):
     report = review_run(project=project, actor="user:5")
 
     assert report.counts == {"candidates": 4, "to_review": 3, "skipped_sensitive": 1, "relabelled": 1,
-                             "removed": 1, "confirmed": 1}
+                             "rejected": 1, "confirmed": 1}
     weak = Edge.objects.get(pk=edges["weak"].pk)
     assert (weak.relation, weak.confidence, weak.origin, weak.needs_review) == ("temporal", 0.85, "llm", False)
     assert weak.rationale == "review (gpt-test-strong): the search follows the wish"
-    assert not Edge.objects.filter(pk=edges["none"].pk).exists()
+    rejected = Edge.objects.get(pk=edges["none"].pk)  # kept for people to see and overrule, never re-inferred
+    assert (rejected.status, rejected.origin, rejected.needs_review) == ("rejected", "llm", False)
+    assert rejected.rationale == "review (gpt-test-strong): no dependency"
     confirm = Edge.objects.get(pk=edges["confirm"].pk)
     assert (confirm.relation, confirm.confidence, confirm.needs_review) == ("elaborates", 0.3, True)  # still a proposal
     for name, before in untouched.items():
@@ -87,7 +89,7 @@ def test_review_relabels_confirms_and_removes(project, edges, llm):
         assert SECRET not in user["content"]
     assert "Searched hotels near the Bund" in llm.chat_requests[0].body["messages"][1]["content"]
     ops = dict(GraphChange.objects.filter(actor="user:5", object_type="edge").values_list("object_id", "op"))
-    assert ops == {edges["weak"].pk: "edge.relabelled", edges["none"].pk: "edge.deleted",
+    assert ops == {edges["weak"].pk: "edge.relabelled", edges["none"].pk: "edge.rejected",
                    edges["confirm"].pk: "edge.reviewed"}
     # Reviewed edges are not sent again.
     assert review_run(project=project, actor="t").counts["to_review"] == 0
@@ -107,7 +109,7 @@ def test_dry_run_counts_equal_the_real_run(project, edges, llm):
     llm.script_chat(*[answer_json({"relation": "causal", "confidence": 0.7, "rationale": "ok"})] * 3)
     real = review_run(project=project, actor="t")
     assert {k: real.counts[k] for k in dry.counts} == dry.counts
-    assert sum(real.counts.get(k, 0) for k in ("relabelled", "removed", "confirmed")) == dry.counts["to_review"]
+    assert sum(real.counts.get(k, 0) for k in ("relabelled", "rejected", "confirmed")) == dry.counts["to_review"]
 
 
 def test_a_failing_model_changes_nothing(project, edges, llm):

@@ -6,7 +6,7 @@ is the configured LLM provider with MEMORY["REVIEW_LLM_MODEL"] as its model (LLM
 It answers one relation or "none" with a confidence:
 - the same relation: confirmed, with the reviewer's confidence;
 - another relation: relabelled (dropped if the pair already has that relation);
-- none: the edge is deleted.
+- none (or a relation the pair has already): the edge is rejected, kept for people to see and overrule.
 A reviewed edge's origin becomes `llm`, its rationale starts with "review (<model>):" (so it is not
 sent again) and it keeps `needs_review` only while its confidence stays under the project's
 threshold, as a proposal for people. Human decisions (approved/rejected, human-drawn) are never
@@ -135,12 +135,14 @@ def _apply(project: Project, actor: str, edge_id: int, answer: LLMReview, model:
     rationale = f"{REVIEW_PREFIX}{model}): {answer.rationale}"
     twin = Edge.objects.filter(source_id=edge.source_id, target_id=edge.target_id, relation=answer.relation)
     if answer.relation == "none" or (answer.relation != edge.relation and twin.exists()):
-        session = edge.session
-        edge.delete()
-        change_record(project=project, session=session, actor=actor, op="edge.deleted", object_type="edge",
-                      object_id=edge_id, before=before, after={"reviewed_by": model, "rationale": rationale})
-        report.add("removed")
-        report.touch("removed", edge_id)
+        # Rejected, not deleted: people still see it (faded) and may approve it; inference never re-creates it.
+        edge.status, edge.origin, edge.needs_review = EdgeStatus.REJECTED, EdgeOrigin.LLM, False
+        edge.confidence, edge.rationale = round(answer.confidence, 3), rationale
+        edge.save()
+        change_record(project=project, session=edge.session, actor=actor, op="edge.rejected", object_type="edge",
+                      object_id=edge.pk, before=before, after=edge_snapshot(edge))
+        report.add("rejected")
+        report.touch("rejected", edge_id)
         return
     op, outcome = ("edge.relabelled", "relabelled") if answer.relation != edge.relation else ("edge.reviewed",
                                                                                              "confirmed")
