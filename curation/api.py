@@ -4,7 +4,6 @@ Session logins need the CSRF token for every write (DRF's SessionAuthentication)
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -19,6 +18,7 @@ from memory.visibility import SENSITIVE_MASK, sensitive_memory_ids
 
 from . import services
 from .models import ActKind, CurationAct
+from .selectors import review_queue
 
 TAG = ["curation"]
 PEOPLE_ONLY = "Curation is for people: log in with a member's account; API tokens may not curate."
@@ -65,6 +65,7 @@ class ReviewEdgeOutput(serializers.Serializer):
     created_at = serializers.DateTimeField()
     source_label = serializers.CharField()
     target_label = serializers.CharField()
+    impact = serializers.IntegerField(help_text="Stored recalls whose activation went through this edge.")
 
 
 class ReviewPageOutput(serializers.Serializer):
@@ -79,7 +80,7 @@ class EdgeQueryInput(serializers.Serializer):
     status = serializers.ChoiceField(choices=EdgeStatus.values, required=False, allow_null=True, default=None)
     needs_review = serializers.BooleanField(required=False, allow_null=True, default=None)
     relation = serializers.ChoiceField(choices=Relation.values, required=False, allow_null=True, default=None)
-    order = serializers.ChoiceField(choices=["newest", "weakest"], required=False, default="newest")
+    order = serializers.ChoiceField(choices=["newest", "weakest", "impact"], required=False, default="newest")
 
 
 class EdgeDrawInput(serializers.Serializer):
@@ -130,21 +131,12 @@ def review_rows(edges: list[Edge], access: Access) -> list[dict]:
     for edge in edges:
         row = graph_edge(edge, frozenset(hidden))
         row["session_id"] = edge.session_id
+        row["impact"] = getattr(edge, "impact", 0) or 0
         for end in ("source", "target"):
             memory = getattr(edge, end)
             row[f"{end}_label"] = SENSITIVE_MASK if memory.pk in hidden else memory_label(memory.content)
         rows.append(row)
     return rows
-
-
-def _queue(access: Access, params: dict) -> QuerySet[Edge]:
-    edges = Edge.objects.filter(project=access.project).select_related("source", "target")
-    for name in ("status", "needs_review", "relation"):
-        if params[name] is not None:
-            edges = edges.filter(**{name: params[name]})
-    if params["session"] is not None:
-        edges = edges.filter(session_id=params["session"])
-    return edges.order_by("confidence", "id") if params["order"] == "weakest" else edges.order_by("-id")
 
 
 class EdgeListDrawApi(APIView):
@@ -153,13 +145,16 @@ class EdgeListDrawApi(APIView):
                                OpenApiParameter("status", str, enum=EdgeStatus.values),
                                OpenApiParameter("needs_review", bool),
                                OpenApiParameter("relation", str, enum=Relation.values),
-                               OpenApiParameter("order", str, enum=["newest", "weakest"]),
+                               OpenApiParameter("order", str, enum=["newest", "weakest", "impact"],
+                                                description="impact: the edges most stored recalls went through first"),
                                OpenApiParameter("limit", int), OpenApiParameter("offset", int)])
     def get(self, request, project_slug: str):
         access = _people(request, project_slug, min_role=Role.VIEWER)
         params = _valid(EdgeQueryInput, request.query_params)
         paginator = BoundedPagination()
-        page = paginator.paginate_queryset(_queue(access, params), request, view=self)
+        queue = review_queue(project=access.project, session_id=params["session"], status=params["status"],
+                             needs_review=params["needs_review"], relation=params["relation"], order=params["order"])
+        page = paginator.paginate_queryset(queue, request, view=self)
         return paginator.get_paginated_response(review_rows(page, access))
 
     @extend_schema(tags=TAG, request=EdgeDrawInput, summary="Draw an edge between two memories (human, approved)",
@@ -169,6 +164,29 @@ class EdgeListDrawApi(APIView):
         data = _valid(EdgeDrawInput, request.data)
         outcome = services.edge_draw(project=access.project, actor=access.actor, **data)
         return Response(_edge_answer(outcome, access), status=201)
+
+
+class EdgeBulkInput(serializers.Serializer):
+    edge_ids = serializers.ListField(child=id_field(), min_length=1, max_length=services.BULK_MAX)
+    status = serializers.ChoiceField(choices=[EdgeStatus.APPROVED, EdgeStatus.REJECTED])
+    reason = REASON
+
+
+class EdgeBulkOutput(serializers.Serializer):
+    acts = ActOutput(many=True)
+    edges = ReviewEdgeOutput(many=True)
+
+
+class EdgeBulkApi(APIView):
+    @extend_schema(tags=TAG, request=EdgeBulkInput, responses=EdgeBulkOutput,
+                   summary="Approve or reject several edges at once (one act each; all or nothing)")
+    def post(self, request, project_slug: str):
+        access = _people(request, project_slug)
+        data = _valid(EdgeBulkInput, request.data)
+        outcomes = services.edges_bulk_update(project=access.project, actor=access.actor, **data)
+        edges = list(review_queue(project=access.project).filter(pk__in=[o.object.pk for o in outcomes]))
+        return Response({"acts": ActOutput([o.act for o in outcomes], many=True).data,
+                         "edges": review_rows(edges, access)})
 
 
 class EdgeDetailApi(APIView):
@@ -246,7 +264,7 @@ class ActUndoApi(APIView):
 def _edge_answer(outcome: services.Outcome, access: Access) -> dict:
     edge = outcome.object
     if edge is not None:
-        edge = Edge.objects.select_related("source", "target").get(pk=edge.pk)
+        edge = review_queue(project=access.project).get(pk=edge.pk)
     return {"act": ActOutput(outcome.act).data, "edge": review_rows([edge], access)[0] if edge else None}
 
 

@@ -246,3 +246,22 @@ def _undo_memory_update(project: Project, actor: str, change: GraphChange) -> tu
 _UNDO = {"edge.updated": _undo_edge_update, "edge.created": _undo_edge_created, "edge.deleted": _undo_edge_deleted,
          "memory.updated": _undo_memory_update}
 
+
+
+BULK_MAX = 200
+
+
+def edges_bulk_update(*, project: Project, actor: str, edge_ids: list[int], status: str, reason: str = "",
+                      ) -> list[Outcome]:
+    """Approve or reject several edges in one transaction, one act each (so each can be undone alone).
+    Nothing is changed unless every edge is in the project."""
+    edge_ids = list(dict.fromkeys(edge_ids))
+    if not edge_ids or len(edge_ids) > BULK_MAX:
+        raise ValidationFailed(f"Give 1 to {BULK_MAX} edge ids.", {"edge_ids": [f"1 to {BULK_MAX} ids"]})
+    with transaction.atomic():
+        found = set(Edge.objects.filter(project=project, pk__in=edge_ids).values_list("pk", flat=True))
+        missing = [i for i in edge_ids if i not in found]
+        if missing:
+            raise NotFoundError(f"No edge {', '.join(map(str, missing[:10]))} in project {project.slug!r}.",
+                                {"edge_ids": missing[:50]})
+        return [edge_update(project=project, actor=actor, edge_id=i, status=status, reason=reason) for i in edge_ids]

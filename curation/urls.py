@@ -6,6 +6,7 @@ from . import api
 
 urlpatterns = [
     path("projects/<slug:project_slug>/edges/", api.EdgeListDrawApi.as_view(), name="api-edges"),
+    path("projects/<slug:project_slug>/edges/bulk/", api.EdgeBulkApi.as_view(), name="api-edges-bulk"),
     path("projects/<slug:project_slug>/edges/<int:edge_id>/", api.EdgeDetailApi.as_view(), name="api-edge"),
     path("projects/<slug:project_slug>/memories/<int:memory_id>/", api.MemoryCurateApi.as_view(),
          name="api-memory"),

@@ -54,6 +54,11 @@ def session_list(*, project: Project) -> QuerySet[AgentSession]:
     ).order_by("-last_activity_at", "-id")
 
 
+def proposal_count(*, project: Project) -> int:
+    """Inferred edges still waiting for a person (the review queue's length)."""
+    return Edge.objects.filter(project=project, needs_review=True, status=EdgeStatus.INFERRED).count()
+
+
 def session_with_counts(session: AgentSession) -> AgentSession:
     """The session again, with the counts session_list gives (what SessionOutput shows)."""
     return session_list(project=session.project).get(pk=session.pk)

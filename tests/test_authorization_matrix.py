@@ -118,6 +118,8 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("api/projects/<slug:project_slug>/edges/", "POST"):
         Row((401, 401, 401, 403, 403, 403, 201, 201, 403, 201),
             body={"source_id": "<memory2_id>", "target_id": "<memory_id>", "relation": "causal"}),
+    ("api/projects/<slug:project_slug>/edges/bulk/", "POST"):
+        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"edge_ids": ["<edge_id>"], "status": "rejected"}),
     ("api/projects/<slug:project_slug>/edges/<int:edge_id>/", "PATCH"):
         Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"status": "approved", "reason": "checked"}),
     ("api/projects/<slug:project_slug>/edges/<int:edge_id>/", "DELETE"):
@@ -133,6 +135,7 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("p/<slug:project_slug>/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
     ("p/<slug:project_slug>/sessions/<int:session_id>/", "GET"):
         Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
+    ("p/<slug:project_slug>/review/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
 }
 
 # Websocket routes: "open" = accepted and kept open; a number = accepted, then closed with that code.

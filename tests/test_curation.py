@@ -200,3 +200,35 @@ def test_marking_a_memory_sensitive_masks_it_for_viewers_at_once(project, agent_
     assert node["content"] == "[sensitive]" and "shellfish" not in str(graph)
     assert viewer.patch(f"/api/projects/{project.slug}/memories/{allergy.pk}/", {"sensitive": False},
                         format="json").status_code == 403
+
+
+def test_bulk_decisions_are_all_or_nothing_and_each_one_undoable(project, pair, agent_session):
+    allergy, menu, edge = pair
+    other = link(menu, allergy, Relation.REFERENCES, confidence=0.5, needs_review=True)
+    curator = person(project, Role.CURATOR)
+    url = f"/api/projects/{project.slug}/edges/bulk/"
+    refused = curator.post(url, {"edge_ids": [edge.pk, 999999], "status": "rejected"}, format="json")
+    assert refused.status_code == 404 and "999999" in refused.json()["error"]["message"]
+    assert set(Edge.objects.values_list("status", flat=True)) == {"inferred"}, "nothing written half-way"
+    done = curator.post(url, {"edge_ids": [edge.pk, other.pk], "status": "rejected"}, format="json")
+    assert done.status_code == 200, done.content
+    assert {e["status"] for e in done.json()["edges"]} == {"rejected"} and len(done.json()["acts"]) == 2
+    act_undo(project=project, actor="user:7", act_id=done.json()["acts"][0]["id"])
+    assert {Edge.objects.get(pk=edge.pk).status, Edge.objects.get(pk=other.pk).status} == {"inferred", "rejected"}
+
+
+def test_the_queue_puts_the_edges_recalls_went_through_first(project, agent_session):
+    seed = remember(agent_session, "Xiaoming is allergic to shellfish and peanuts")
+    used = remember(agent_session, "Booked the Dadong roast duck restaurant for Friday")
+    unused = remember(agent_session, "The museum opens at nine")
+    quiet = link(used, unused, Relation.TEMPORAL, confidence=0.2, needs_review=True)
+    busy = link(seed, used, Relation.CONDITIONAL, confidence=0.5, needs_review=True)
+    for _ in range(2):
+        memory_recall(project=project, query=RecallQuery("what is Xiaoming allergic to", k=4, session=agent_session,
+                                                         params={"seed_count": 1, "max_hops": 1}), actor="t")
+    viewer = person(project, Role.VIEWER)
+    rows = viewer.get(f"/api/projects/{project.slug}/edges/?needs_review=true&order=impact").json()["results"]
+    assert [(r["id"], r["impact"]) for r in rows] == [(busy.pk, 2), (quiet.pk, 0)]
+    page = viewer.get(f"/p/{project.slug}/review/")
+    assert page.status_code == 200 and b"review.js" in page.content
+    assert b"Review queue (2 proposals)" in viewer.get(f"/p/{project.slug}/").content

@@ -10,17 +10,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 
-from ..access import Access, NotAllowed, UnknownProject, project_access
-from ..models import AgentSession, Project, Role
-from ..selectors import interaction_list, session_list
+from ..access import Access
+from ..models import AgentSession, Project
+from ..selectors import interaction_list, proposal_count, session_list
 from ..visibility import interaction_mask, mask_interaction, sensitive_interaction_ids
+from .access import may_curate, page_access
 from .labels import all_choices
 
 SESSIONS_PER_PAGE = 50
@@ -51,16 +51,6 @@ def _visible_projects(user) -> QuerySet[Project]:
     return Project.objects.filter(memberships__user=user).order_by("name")
 
 
-def _page_access(user, slug: str) -> Access:
-    """The access rule for pages: an unknown project is a 404, a project the user is not in a 403."""
-    try:
-        return project_access(slug, user=user)
-    except UnknownProject as exc:
-        raise Http404("No such project") from exc
-    except NotAllowed as exc:
-        raise PermissionDenied from exc
-
-
 def _searched(sessions: QuerySet[AgentSession], query: str) -> QuerySet[AgentSession]:
     if not query:
         return sessions
@@ -86,30 +76,23 @@ def home(request):
 
 @login_required
 def project_detail(request, project_slug: str):
-    project = _page_access(request.user, project_slug).project
+    project = page_access(request.user, project_slug).project
     query = request.GET.get("q", "").strip()
     sessions = _searched(session_list(project=project), query)
     page = Paginator(sessions, SESSIONS_PER_PAGE).get_page(request.GET.get("page"))
-    context = {"project": project, "page": page, "rows": _rows(page.object_list), "query": query}
+    context = {"project": project, "page": page, "rows": _rows(page.object_list), "query": query,
+               "proposal_count": proposal_count(project=project)}
     return render(request, "memory/project.html", context)
 
 
 @login_required
 def session_detail(request, project_slug: str, session_id: int):
-    access = _page_access(request.user, project_slug)
+    access = page_access(request.user, project_slug)
     session = AgentSession.objects.filter(project=access.project, pk=session_id).first()
     if session is None:
         raise Http404("No such session")
     context = {"project": access.project, "session": session, "config": _page_config(access, session)}
     return render(request, "memory/session.html", context)
-
-
-def _may_curate(access: Access) -> bool:
-    try:
-        access.require(Role.CURATOR, agents=False)
-    except NotAllowed:
-        return False
-    return True
 
 
 def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
@@ -132,7 +115,7 @@ def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
             "ws": f"/ws/sessions/{session.pk}/",
         },
         "canSeeSensitive": access.may_see_sensitive,
-        "canCurate": _may_curate(access),
+        "canCurate": may_curate(access),
         "choices": all_choices(),
         "interactions": [
             mask_interaction({"id": i.pk, "kind": i.kind, "content": i.content, "status": i.status,

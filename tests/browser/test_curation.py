@@ -111,3 +111,54 @@ def test_the_curation_controls_speak_chinese(page, site):
     screenshot(page, "curation-memory-panel-zh")
     with page.expect_navigation():
         page.select_option("#language-select", "en")
+
+
+def _proposals_session(site, title: str, texts: list[str]) -> list[dict]:
+    session_id = new_session(site, title)
+    for text in texts:
+        post_interaction(site, session_id, text)
+    queue = api_get(site, f"sessions/{session_id}/graph/")["edges"]
+    return [e for e in queue if e["needs_review"] and e["status"] == "inferred"]
+
+
+def test_the_review_queue_is_worked_with_the_keyboard(page, site):
+    proposals = _proposals_session(site, "Curation: review queue", [
+        "We have 5000 RMB for the whole Shanghai trip",
+        "Then we look for hotels near the Bund within that money",
+        "If the hotel has no breakfast, we eat at the Yu Garden stalls",
+        "Because the Peace Hotel is full, book the Astor House instead",
+    ])
+    assert len(proposals) >= 2, proposals
+    login(page, site, site.member)
+    page.goto(f"{site.url}/p/{site.project_slug}/")
+    page.click("#review-link")
+    page.wait_for_selector("html[data-review-ready='1']", state="attached", timeout=10_000)
+    summary = page.inner_text("#review-summary")
+    total = int(summary.split(" of ")[1].split()[0])
+    assert summary.startswith("0 of ") and total >= len(proposals)
+    screenshot(page, "review-queue")
+    first = page.locator(".review-item.current").get_attribute("data-edge-id")
+    page.keyboard.press("a")
+    page.locator(f".review-item.done[data-edge-id='{first}']").wait_for(timeout=5000)
+    second = page.locator(".review-item.current").get_attribute("data-edge-id")
+    assert second != first, "the cursor moves on after an act"
+    page.keyboard.press("r")
+    page.locator(f".review-item.done[data-edge-id='{second}']").wait_for(timeout=5000)
+    assert page.inner_text("#review-summary").startswith("2 of ")
+    page.keyboard.press("u")
+    page.locator("#toast .toast", has_text="Undone").wait_for(timeout=5000)
+    assert page.inner_text("#review-summary").startswith("1 of ")
+    statuses = {e["id"]: e["status"] for s in _sessions(site) for e in api_get(site, f"sessions/{s}/graph/")["edges"]}
+    assert statuses[int(first)] == "approved" and statuses[int(second)] == "inferred"
+    screenshot(page, "review-queue-worked")
+    with page.expect_navigation():
+        page.select_option("#language-select", "zh-hans")
+    page.wait_for_selector("html[data-review-ready='1']", state="attached", timeout=10_000)
+    assert page.inner_text("h1") == "审核队列" and page.inner_text("#review-summary").startswith("已审核 0 /")
+    screenshot(page, "review-queue-zh")
+    with page.expect_navigation():
+        page.select_option("#language-select", "en")
+
+
+def _sessions(site) -> list[int]:
+    return [s["id"] for s in api_get(site, "sessions/")]

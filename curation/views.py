@@ -1,0 +1,32 @@
+"""The review queue page: the project's proposals, reviewed with the keyboard (frontend/src/review.js)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+from django.urls import reverse
+
+from memory.web.access import may_curate, page_access
+from memory.web.labels import all_choices
+
+from .services import CURATED_RELATIONS
+
+
+@login_required
+def review_queue_page(request, project_slug: str):
+    access = page_access(request.user, project_slug)
+    slug = access.project.slug
+    config = {
+        "projectSlug": slug,
+        "urls": {
+            "edges": reverse("api-edges", kwargs={"project_slug": slug}),
+            "bulk": reverse("api-edges-bulk", kwargs={"project_slug": slug}),
+            "edge": reverse("api-edge", kwargs={"project_slug": slug, "edge_id": 0}),
+            "undo": reverse("api-curation-undo", kwargs={"project_slug": slug, "act_id": 0}),
+            "session": reverse("session-detail", kwargs={"project_slug": slug, "session_id": 0}),
+        },
+        "canCurate": may_curate(access),
+        "relations": list(CURATED_RELATIONS),
+        "choices": all_choices(),
+    }
+    return render(request, "curation/review.html", {"project": access.project, "config": config})

@@ -1,0 +1,28 @@
+"""The access rule (memory/access.py) for pages: its refusals as Django's 404 and 403."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+
+from ..access import Access, NotAllowed, UnknownProject, project_access
+from ..models import Role
+
+
+def page_access(user, slug: str) -> Access:
+    """An unknown project is a 404, a project the user is not in a 403."""
+    try:
+        return project_access(slug, user=user)
+    except UnknownProject as exc:
+        raise Http404("No such project") from exc
+    except NotAllowed as exc:
+        raise PermissionDenied from exc
+
+
+def may_curate(access: Access) -> bool:
+    """Whether the page shows curation controls (the API checks again on every act)."""
+    try:
+        access.require(Role.CURATOR, agents=False)
+    except NotAllowed:
+        return False
+    return True
