@@ -91,7 +91,7 @@ class EdgeDrawInput(serializers.Serializer):
 
 
 class EdgeUpdateInput(serializers.Serializer):
-    status = serializers.ChoiceField(choices=[EdgeStatus.APPROVED, EdgeStatus.REJECTED], required=False)
+    status = serializers.ChoiceField(choices=services.DECISIONS, required=False)
     relation = serializers.ChoiceField(choices=services.CURATED_RELATIONS, required=False)
     reason = REASON
 
@@ -168,7 +168,7 @@ class EdgeListDrawApi(APIView):
 
 class EdgeBulkInput(serializers.Serializer):
     edge_ids = serializers.ListField(child=id_field(), min_length=1, max_length=services.BULK_MAX)
-    status = serializers.ChoiceField(choices=[EdgeStatus.APPROVED, EdgeStatus.REJECTED])
+    status = serializers.ChoiceField(choices=services.DECISIONS)
     reason = REASON
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from memory.engine.changelog import change_record
+from memory.engine.operations import Op
 from memory.engine.snapshots import EDGE_FIELDS, edge_snapshot, memory_snapshot
 from memory.errors import MemoryEngineError, NotFoundError, ValidationFailed
 from memory.models import (
@@ -35,6 +36,7 @@ from .models import ActKind, CurationAct
 CURATED_RELATIONS = (Relation.CAUSAL, Relation.TEMPORAL, Relation.CONDITIONAL, Relation.ELABORATES,
                      Relation.SUPERSEDES, Relation.PART_OF, Relation.REFERENCES)
 MEMORY_STATUSES = (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED)  # forgetting is the admin's bulk job
+DECISIONS = (EdgeStatus.APPROVED, EdgeStatus.REJECTED)  # what a person sets an edge's status to
 REASON_MAX = 500
 
 
@@ -87,7 +89,7 @@ def edge_update(*, project: Project, actor: str, edge_id: int, status: str | Non
     if status is None and relation is None:
         raise ValidationFailed("Nothing to change: give a status, a relation or both.",
                                {"status": ["approved or rejected"], "relation": ["the new relation"]})
-    if status is not None and status not in (EdgeStatus.APPROVED, EdgeStatus.REJECTED):
+    if status is not None and status not in DECISIONS:
         raise ValidationFailed(f"Unknown status {status!r}.", {"status": ["approved or rejected"]})
     with transaction.atomic():
         edge = _edge(project, edge_id)
@@ -104,7 +106,7 @@ def edge_update(*, project: Project, actor: str, edge_id: int, status: str | Non
         except IntegrityError as exc:
             raise CurationConflict(f"Edge {edge.source_id} → {edge.target_id} already has a {relation} edge.",
                                    {"relation": relation}) from exc
-        change = change_record(project=project, session=edge.session, actor=actor, op="edge.updated",
+        change = change_record(project=project, session=edge.session, actor=actor, op=Op.EDGE_UPDATED,
                                object_type="edge", object_id=edge.pk, before=before, after=edge_snapshot(edge))
         return Outcome(_act(project, edge.session, actor, kind, edge, reason, [change]), edge)
 
@@ -123,7 +125,7 @@ def edge_draw(*, project: Project, actor: str, source_id: int, target_id: int, r
         edge = Edge.objects.create(project=project, session=target.session, source=source, target=target,
                                    relation=relation, confidence=1.0, origin=EdgeOrigin.HUMAN,
                                    status=EdgeStatus.APPROVED, rationale=reason[:REASON_MAX])
-        change = change_record(project=project, session=target.session, actor=actor, op="edge.created",
+        change = change_record(project=project, session=target.session, actor=actor, op=Op.EDGE_CREATED,
                                object_type="edge", object_id=edge.pk, after=edge_snapshot(edge))
         return Outcome(_act(project, target.session, actor, ActKind.EDGE_DRAW, edge, reason, [change]), edge)
 
@@ -136,7 +138,7 @@ def edge_delete(*, project: Project, actor: str, edge_id: int, reason: str = "")
         before, session = edge_snapshot(edge), edge.session
         edge.delete()
         edge.pk = before["id"]
-        change = change_record(project=project, session=session, actor=actor, op="edge.deleted",
+        change = change_record(project=project, session=session, actor=actor, op=Op.EDGE_DELETED,
                                object_type="edge", object_id=before["id"], before=before)
         return Outcome(_act(project, session, actor, ActKind.EDGE_DELETE, edge, reason, [change]), None)
 
@@ -161,7 +163,7 @@ def memory_update(*, project: Project, actor: str, memory_id: int, sensitive: bo
         (name, value), = given.items()
         setattr(memory, name, value)
         memory.save(update_fields=[name, "updated_at"])
-        change = change_record(project=project, session=memory.session, actor=actor, op="memory.updated",
+        change = change_record(project=project, session=memory.session, actor=actor, op=Op.MEMORY_UPDATED,
                                object_type="memory", object_id=memory.pk, before=before,
                                after=memory_snapshot(memory))
         kind_of_act = {"sensitive": ActKind.MEMORY_SENSITIVE, "status": ActKind.MEMORY_STATUS,
@@ -186,7 +188,7 @@ def act_undo(*, project: Project, actor: str, act_id: int, reason: str = "") -> 
         if change is None:
             raise CurationConflict(f"Act {act_id} recorded no change to undo.")
         restored, changes = _UNDO[change.op](project, actor, change)
-        gone = changes[-1].op == "edge.deleted"
+        gone = changes[-1].op == Op.EDGE_DELETED
         return Outcome(_act(project, act.session, actor, ActKind.UNDO, restored, reason, changes, undoes=act),
                        None if gone else restored)
 
@@ -205,7 +207,7 @@ def _undo_edge_update(project: Project, actor: str, change: GraphChange) -> tupl
     for name in ("relation", "status", "needs_review"):
         setattr(edge, name, change.before[name])
     edge.save(update_fields=["relation", "status", "needs_review", "updated_at"])
-    return edge, [change_record(project=project, session=edge.session, actor=actor, op="edge.updated",
+    return edge, [change_record(project=project, session=edge.session, actor=actor, op=Op.EDGE_UPDATED,
                                 object_type="edge", object_id=edge.pk, before=before, after=edge_snapshot(edge))]
 
 
@@ -214,7 +216,7 @@ def _undo_edge_created(project: Project, actor: str, change: GraphChange) -> tup
     before, session = edge_snapshot(edge), edge.session
     edge.delete()
     edge.pk = before["id"]
-    return edge, [change_record(project=project, session=session, actor=actor, op="edge.deleted",
+    return edge, [change_record(project=project, session=session, actor=actor, op=Op.EDGE_DELETED,
                                 object_type="edge", object_id=before["id"], before=before)]
 
 
@@ -225,7 +227,7 @@ def _undo_edge_deleted(project: Project, actor: str, change: GraphChange) -> tup
     if ends != 2 or Edge.objects.filter(pk=old["id"]).exists():
         raise CurationConflict(f"Edge {old['id']} cannot come back: one of its memories is gone, or it exists.")
     edge = Edge.objects.create(project=project, pk=old["id"], **{f: old[f] for f in EDGE_FIELDS if f != "id"})
-    return edge, [change_record(project=project, session=edge.session, actor=actor, op="edge.created",
+    return edge, [change_record(project=project, session=edge.session, actor=actor, op=Op.EDGE_CREATED,
                                 object_type="edge", object_id=edge.pk, after=edge_snapshot(edge))]
 
 
@@ -238,13 +240,13 @@ def _undo_memory_update(project: Project, actor: str, change: GraphChange) -> tu
     for name in changed:
         setattr(memory, name, change.before[name])
     memory.save(update_fields=[*changed, "updated_at"])
-    return memory, [change_record(project=project, session=memory.session, actor=actor, op="memory.updated",
+    return memory, [change_record(project=project, session=memory.session, actor=actor, op=Op.MEMORY_UPDATED,
                                   object_type="memory", object_id=memory.pk, before=before,
                                   after=memory_snapshot(memory))]
 
 
-_UNDO = {"edge.updated": _undo_edge_update, "edge.created": _undo_edge_created, "edge.deleted": _undo_edge_deleted,
-         "memory.updated": _undo_memory_update}
+_UNDO = {Op.EDGE_UPDATED: _undo_edge_update, Op.EDGE_CREATED: _undo_edge_created, Op.EDGE_DELETED: _undo_edge_deleted,
+         Op.MEMORY_UPDATED: _undo_memory_update}
 
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .engine.operations import token_actor, user_actor
 from .models import ApiToken, Membership, Project, Role
 
 ROLE_RANK = {Role.VIEWER: 0, Role.CURATOR: 1, Role.ADMIN: 2}
@@ -51,7 +52,7 @@ class Access:
     @property
     def actor(self) -> str:
         """Who did it, as the change log writes it."""
-        return f"token:{self.token.pk}" if self.token is not None else f"user:{self.user.pk}"
+        return token_actor(self.token.pk) if self.token is not None else user_actor(self.user.pk)
 
     def require(self, min_role: str = Role.VIEWER, *, agents: bool = True, why: str = "") -> Access:
         """This access if it may do an act that needs `min_role` (people) or lets agents in; `why` is

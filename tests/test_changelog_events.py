@@ -21,7 +21,13 @@ IN_MEMORY_LAYER = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"
 @pytest.mark.django_db(transaction=True)
 def test_change_record_refuses_to_run_outside_a_transaction(project):
     with pytest.raises(RuntimeError):
-        change_record(project=project, session=None, actor="t", op="x", object_type="memory", object_id=1)
+        change_record(project=project, session=None, actor="t", op="memory.updated", object_type="memory", object_id=1)
+
+
+@pytest.mark.django_db
+def test_change_record_refuses_an_operation_outside_the_contract(project):
+    with pytest.raises(ValueError), transaction.atomic():
+        change_record(project=project, session=None, actor="t", op="memory.renamed", object_type="memory", object_id=1)
 
 
 @pytest.mark.django_db

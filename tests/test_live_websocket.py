@@ -98,8 +98,8 @@ def test_catch_up_returns_exactly_the_missed_changes_in_pages(live_server_proces
     cursor = last_id(agent_session)
     with transaction.atomic():  # a backlog larger than one page
         for i in range(620):
-            change_record(project=agent_session.project, session=agent_session, actor="t", op="test.bulk",
-                          object_type="test", object_id=i)
+            change_record(project=agent_session.project, session=agent_session, actor="t", op="session.created",
+                          object_type="session", object_id=i)
     missed = list(GraphChange.objects.filter(session=agent_session, id__gt=cursor).order_by("id")
                   .values_list("id", flat=True))
     with open_socket(live_server_process, agent_session.pk, session_cookie(viewer)) as ws:
@@ -115,14 +115,14 @@ def test_live_changes_during_a_catch_up_are_neither_lost_nor_repeated(live_serve
     cookie = session_cookie(member(agent_session.project, "viewer"))
     with transaction.atomic():
         for i in range(1500):
-            change_record(project=agent_session.project, session=agent_session, actor="t", op="test.backlog",
-                          object_type="test", object_id=i)
+            change_record(project=agent_session.project, session=agent_session, actor="t", op="session.created",
+                          object_type="session", object_id=i)
 
     def write_live() -> None:
         for i in range(30):
             with transaction.atomic():
-                change_record(project=agent_session.project, session=agent_session, actor="t", op="test.live",
-                              object_type="test", object_id=i)
+                change_record(project=agent_session.project, session=agent_session, actor="t", op="session.created",
+                              object_type="session", object_id=i)
             time.sleep(0.005)
 
     with open_socket(live_server_process, agent_session.pk, cookie) as ws:
@@ -222,9 +222,9 @@ def test_listener_reconnects_and_delivers_what_committed_while_it_was_away(live_
                            [f"contextweaver-live-{live_server_process.process.pid}"])
             assert cursor.fetchone()[0] == 1
         with transaction.atomic():  # committed while nobody listens: no notification will ever say so
-            change_record(project=agent_session.project, session=agent_session, actor="t", op="test.while_away",
-                          object_type="test", object_id=1)
-        messages = receive_until(ws, lambda ms: "test.while_away" in json.dumps(ms), timeout=60)
+            change_record(project=agent_session.project, session=agent_session, actor="t", op="session.created",
+                          object_type="session", object_id=1, after={"mark": "while-away"})
+        messages = receive_until(ws, lambda ms: "while-away" in json.dumps(ms), timeout=60)
     assert change_ids(messages) == [last_id(agent_session)]
     assert "reconnecting" in live_server_process.log_text()
 

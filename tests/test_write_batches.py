@@ -85,19 +85,19 @@ def test_a_job_for_a_vanished_interaction_does_nothing(agent_session):
 
 def test_deferred_changes_are_appended_at_the_end_or_not_at_all(agent_session):
     with transaction.atomic(), changes_deferred():
-        first = change_record(project=agent_session.project, session=agent_session, actor="t", op="a.b",
-                              object_type="memory", object_id=1)
-        second = change_record(project=agent_session.project, session=agent_session, actor="t", op="a.c",
-                               object_type="memory", object_id=2)
-        assert first.id is None and not GraphChange.objects.filter(op__startswith="a.").exists()
+        first = change_record(project=agent_session.project, session=agent_session, actor="t",
+                              op="memory.updated", object_type="memory", object_id=10**9 + 1)
+        second = change_record(project=agent_session.project, session=agent_session, actor="t",
+                               op="memory.archived", object_type="memory", object_id=10**9 + 2)
+        assert first.id is None and not GraphChange.objects.filter(object_id__gt=10**9).exists()
     assert first.id < second.id
-    assert list(GraphChange.objects.filter(op__startswith="a.").order_by("id").values_list("op", flat=True)) \
-        == ["a.b", "a.c"]
+    assert list(GraphChange.objects.filter(object_id__gt=10**9).order_by("id").values_list("op", flat=True)) \
+        == ["memory.updated", "memory.archived"]
     with pytest.raises(RuntimeError), transaction.atomic(), changes_deferred():
-        change_record(project=agent_session.project, session=agent_session, actor="t", op="x.y",
-                      object_type="memory", object_id=3)
+        change_record(project=agent_session.project, session=agent_session, actor="t", op="memory.updated",
+                      object_type="memory", object_id=10**9 + 3)
         raise RuntimeError("the change fails")
-    assert not GraphChange.objects.filter(op="x.y").exists()
+    assert not GraphChange.objects.filter(object_id=10**9 + 3).exists()
 
 
 def test_a_batch_failing_at_its_end_keeps_nothing_of_it_and_then_processes_each(agent_session, caplog):

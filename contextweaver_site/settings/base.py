@@ -222,7 +222,8 @@ SPECTACULAR_SETTINGS = {
         "MemoryStatusEnum": "memory.models.MemoryStatus", "InteractionStatusEnum": "memory.models.InteractionStatus",
         "EdgeStatusEnum": "memory.models.EdgeStatus", "EdgeOriginEnum": "memory.models.EdgeOrigin",
         "RelationEnum": "memory.models.Relation", "EntityTypeEnum": "memory.models.EntityType",
-        "CuratedRelationEnum": "curation.services.CURATED_RELATIONS",
+        "CuratedRelationEnum": "curation.services.CURATED_RELATIONS", "EdgeDecisionEnum": "curation.services.DECISIONS",
+        "CuratedMemoryStatusEnum": "curation.services.MEMORY_STATUSES",
     },
 }
 

@@ -8,6 +8,7 @@ from rest_framework import authentication, exceptions
 
 from contextweaver_site.request_guard import TOKEN_SCOPE_KEY
 
+from ..engine.operations import token_actor, user_actor
 from ..engine.projects import token_resolve
 from ..models import ApiToken
 from .throttles import AuthFailureThrottle
@@ -62,5 +63,5 @@ class ProjectTokenAuthentication(authentication.BaseAuthentication):
 def actor_of(request) -> str:
     """Who did it, as written in the change log."""
     if isinstance(request.auth, ApiToken):
-        return f"token:{request.auth.pk}"
-    return f"user:{request.user.pk}"
+        return token_actor(request.auth.pk)
+    return user_actor(request.user.pk)

@@ -23,8 +23,8 @@ from psycopg.types.json import Jsonb
 
 from ..models import AgentSession, GraphChange, Project
 from . import events
+from .operations import ENGINE_ACTOR, Op  # noqa: F401 - ENGINE_ACTOR is imported from here too
 
-ENGINE_ACTOR = "engine"
 LOCK_NAMESPACE = 0x4357  # "CW": keeps our advisory locks apart from other users of the database
 COLUMNS = "project_id, session_id, actor, op, object_type, object_id, before, after, created_at"
 ROW = ("(%s::bigint, %s::bigint, %s::text, %s::text, %s::text, %s::bigint, %s::jsonb, %s::jsonb, "
@@ -58,6 +58,7 @@ def change_record(
     published to live listeners only after the commit."""
     if not connection.in_atomic_block:
         raise RuntimeError("change_record must run inside the transaction of the change it records")
+    op = Op(op)  # the contract (engine/operations.py): an unknown name is a bug, not a new kind of change
     change = GraphChange(project=project, session=session, actor=actor, op=op, object_type=object_type,
                          object_id=object_id, before=before, after=after, created_at=timezone.now())
     if _pending.changes is not None:

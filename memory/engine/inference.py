@@ -20,6 +20,7 @@ from ..errors import ProviderError
 from ..models import Edge, EdgeOrigin, EdgeStatus, Interaction, InteractionKind, Memory, MemoryKind, Relation
 from ..providers import get_llm
 from .changelog import ENGINE_ACTOR, change_record
+from .operations import Op
 from .snapshots import edge_snapshot
 
 logger = logging.getLogger(__name__)
@@ -241,6 +242,6 @@ def edges_apply(child: Memory, proposals: list[Proposal], threshold: float, *, n
         ))
     created = Edge.objects.bulk_create(edges) if edges else []
     for edge in created:
-        change_record(project=child.project, session=child.session, actor=ENGINE_ACTOR, op="edge.created",
+        change_record(project=child.project, session=child.session, actor=ENGINE_ACTOR, op=Op.EDGE_CREATED,
                       object_type="edge", object_id=edge.pk, after=edge_snapshot(edge))
     return created

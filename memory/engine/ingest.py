@@ -20,6 +20,7 @@ from ..conf import memory_settings
 from ..errors import IdempotencyConflict, ValidationFailed
 from ..models import AgentSession, Interaction, InteractionKind
 from .changelog import change_record
+from .operations import Op
 from .snapshots import interaction_snapshot
 
 IDEMPOTENCY_KEY_MAX = 200
@@ -135,7 +136,7 @@ def _accept_one(*, session: AgentSession, item: InteractionInput, actor: str) ->
             raise
         return _replayed(existing, item)
     change_record(
-        project=session.project, session=session, actor=actor, op="interaction.received",
+        project=session.project, session=session, actor=actor, op=Op.INTERACTION_RECEIVED,
         object_type="interaction", object_id=interaction.pk, after=interaction_snapshot(interaction),
     )
     return Accepted(interaction, created=True)

@@ -35,6 +35,7 @@ from .entities import entities_named, mentions_link
 from .extraction import Dimensions, extract_dimensions, segment, term_overlap, with_llm_dimensions
 from .inference import DEFAULT_EDGE_THRESHOLD, Candidate, Proposal, edges_apply, infer
 from .layout import layout_soon
+from .operations import Op
 from .rows import memory_columns
 from .scoring import Evidence, Scores, filter_settings, score
 from .snapshots import interaction_snapshot, memory_snapshot
@@ -111,7 +112,7 @@ def _process(interaction_id: int, promoted_by: str | None = None, interaction: I
     interaction.save(update_fields=["status", "scores", "reason", "error", "processed_at"])
     change_record(
         project=interaction.project, session=interaction.session, actor=promoted_by or ENGINE_ACTOR,
-        op="interaction.promoted" if promoted_by else f"interaction.{interaction.status}",
+        op=Op.INTERACTION_PROMOTED if promoted_by else f"interaction.{interaction.status}",
         object_type="interaction", object_id=interaction.pk, before=before, after=interaction_snapshot(interaction),
     )
     return interaction
@@ -217,7 +218,7 @@ def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, v
     )
     _source_and_vector_add(memory, interaction, space, vector)
     memory.source_interaction = interaction  # read by inference instead of querying memory.sources
-    change_record(project=project, session=session, actor=ENGINE_ACTOR, op="memory.created",
+    change_record(project=project, session=session, actor=ENGINE_ACTOR, op=Op.MEMORY_CREATED,
                   object_type="memory", object_id=memory.pk, after=memory_snapshot(memory))
     entities, _created = mentions_link(memory=memory, found=dims.entities, known=known)
     candidates = _candidates(memory, vector, space, neighbours, entities, previous)

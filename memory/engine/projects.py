@@ -9,6 +9,7 @@ from django.utils.text import slugify
 from ..errors import ValidationFailed
 from ..models import AgentSession, ApiToken, Project, hash_token
 from .changelog import change_record
+from .operations import Op
 
 
 def project_create(*, name: str, slug: str | None = None) -> Project:
@@ -46,6 +47,6 @@ def session_create(*, project: Project, title: str = "", task: str = "", externa
                 )
         except IntegrityError as exc:  # the unique constraint decides, also under concurrency
             raise duplicate from exc
-        change_record(project=project, session=session, actor=actor, op="session.created", object_type="session",
+        change_record(project=project, session=session, actor=actor, op=Op.SESSION_CREATED, object_type="session",
                       object_id=session.pk, after={"title": title, "task": task, "external_id": external_id})
     return session

@@ -25,6 +25,7 @@ from .changelog import ENGINE_ACTOR, change_record
 from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE
 from .extraction import MULTI_VALUED, AttributeValue, segment
 from .inference import Candidate
+from .operations import Op
 from .recall.seeds import TSQUERY_UNSAFE, Scope, lexical_fragment
 from .snapshots import edge_snapshot, memory_snapshot
 
@@ -196,8 +197,8 @@ def _supersede(old: Memory, memory: Memory, rationale: str, confidence: float) -
     old.status = MemoryStatus.SUPERSEDED
     old.save(update_fields=["status", "updated_at"])
     for op, obj_type, obj, prev, after in (
-        ("edge.created", "edge", edge, None, edge_snapshot(edge)),
-        ("memory.superseded", "memory", old, before, memory_snapshot(old)),
+        (Op.EDGE_CREATED, "edge", edge, None, edge_snapshot(edge)),
+        (Op.MEMORY_SUPERSEDED, "memory", old, before, memory_snapshot(old)),
     ):
         change_record(project=memory.project, session=memory.session, actor=ENGINE_ACTOR, op=op,
                       object_type=obj_type, object_id=obj.pk, before=prev, after=after)

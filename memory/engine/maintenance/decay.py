@@ -25,6 +25,7 @@ from django.utils import timezone
 from ...errors import ValidationFailed
 from ...models import Edge, EdgeOrigin, EdgeStatus, Memory, MemoryStatus, Project
 from ..changelog import change_record
+from ..operations import Op
 from ..recall.rank import freshness
 from ..snapshots import memory_snapshot
 from .common import (
@@ -140,7 +141,7 @@ def _archive(project: Project, memory: Memory, actor: str, weight: float) -> Non
     before = memory_snapshot(memory)
     memory.status = MemoryStatus.ARCHIVED
     memory.save(update_fields=["status", "updated_at"])
-    change_record(project=project, session=memory.session, actor=actor, op="memory.archived", object_type="memory",
+    change_record(project=project, session=memory.session, actor=actor, op=Op.MEMORY_ARCHIVED, object_type="memory",
                   object_id=memory.pk, before=before, after={**memory_snapshot(memory), "decay_weight": weight})
 
 
@@ -157,7 +158,7 @@ def memories_restore(*, project: Project, actor: str, memory_ids: list[int], dry
             before = memory_snapshot(memory)
             memory.status = MemoryStatus.ACTIVE
             memory.save(update_fields=["status", "updated_at"])
-            change_record(project=project, session=memory.session, actor=actor, op="memory.restored",
+            change_record(project=project, session=memory.session, actor=actor, op=Op.MEMORY_RESTORED,
                           object_type="memory", object_id=memory.pk, before=before, after=memory_snapshot(memory))
             report.add("restored")
             report.touch("restored", memory.pk)

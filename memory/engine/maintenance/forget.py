@@ -50,6 +50,7 @@ from ...models import (
 )
 from ...providers import get_embedder
 from ..changelog import change_record
+from ..operations import Op
 from ..snapshots import edge_snapshot, memory_snapshot
 from .common import (
     REDACTED,
@@ -148,7 +149,7 @@ def _soft(project: Project, actor: str, ids: list[int], report: JobReport, progr
         before = memory_snapshot(memory)
         memory.status = MemoryStatus.FORGOTTEN
         memory.save(update_fields=["status", "updated_at"])
-        change_record(project=project, session=memory.session, actor=actor, op="memory.forgotten",
+        change_record(project=project, session=memory.session, actor=actor, op=Op.MEMORY_FORGOTTEN,
                       object_type="memory", object_id=memory.pk, before=before, after=memory_snapshot(memory))
         report.touch("forgotten", memory.pk)
         progress(done, len(ids))
@@ -190,7 +191,7 @@ class _Hard:
         scrubbed = interactions_scrub(self.project, self.needles, whole_ids=sources)
         for interaction_id, session_id in scrubbed.items():
             change_record(project=self.project, session=self._session(session_id), actor=self.actor,
-                          op="interaction.redacted", object_type="interaction", object_id=interaction_id,
+                          op=Op.INTERACTION_REDACTED, object_type="interaction", object_id=interaction_id,
                           after={"content": REDACTED})
         self.report.counts["interactions_redacted"] = len(scrubbed)
         self.report.counts["traces_scrubbed"] = traces_scrub(self.project, self.needles)
@@ -256,14 +257,14 @@ class _Hard:
         self.rewritten.add(summary.pk)
         self.report.add("summaries_rewritten")
         change_record(project=self.project, session=self._session(summary.session_id), actor=self.actor,
-                      op="memory.updated", object_type="memory", object_id=summary.pk, before=before, after=after)
+                      op=Op.MEMORY_UPDATED, object_type="memory", object_id=summary.pk, before=before, after=after)
 
     def _edges_delete(self) -> set[int]:
         edges = list(Edge.objects.filter(Q(source_id__in=self.doomed) | Q(target_id__in=self.doomed)).order_by("id"))
         for edge in edges:
             before = {**edge_snapshot(edge), "rationale": REDACTED}
             change_record(project=self.project, session=self._session(edge.session_id), actor=self.actor,
-                          op="edge.deleted", object_type="edge", object_id=edge.pk, before=before)
+                          op=Op.EDGE_DELETED, object_type="edge", object_id=edge.pk, before=before)
         Edge.objects.filter(pk__in=[e.pk for e in edges]).delete()
         self.report.counts["edges"] = len(edges)
         return {e.pk for e in edges}
@@ -274,7 +275,7 @@ class _Hard:
         self.report.counts["embeddings"] = MemoryEmbedding.objects.filter(memory_id__in=self.doomed).count()
         for done, memory in enumerate(memories, start=1):
             change_record(project=self.project, session=self._session(memory.session_id), actor=self.actor,
-                          op="memory.deleted", object_type="memory", object_id=memory.pk, before=_tombstone(memory))
+                          op=Op.MEMORY_DELETED, object_type="memory", object_id=memory.pk, before=_tombstone(memory))
             self.progress(done, len(memories))
         Memory.objects.filter(pk__in=self.doomed).delete()
         self.report.counts["deleted"] = len(memories)
@@ -285,7 +286,7 @@ class _Hard:
                        .order_by("id"))
         self.needles.add_names([name for e in orphans for name in [e.name, *e.aliases]])
         for entity in orphans:
-            change_record(project=self.project, session=None, actor=self.actor, op="entity.deleted",
+            change_record(project=self.project, session=None, actor=self.actor, op=Op.ENTITY_DELETED,
                           object_type="entity", object_id=entity.pk, before={"id": entity.pk, "type": entity.type})
         Entity.objects.filter(pk__in=[e.pk for e in orphans]).delete()
         self.report.counts["entities"] = len(orphans)

@@ -40,6 +40,7 @@ from ...models import (
 )
 from ...providers import get_embedder
 from ..changelog import change_record
+from ..operations import Op
 from ..snapshots import edge_snapshot, memory_snapshot
 from ..vector_index import nearest, space_for
 from .common import (
@@ -187,13 +188,13 @@ def _merge_pair(project: Project, actor: str, pair: MergePair, report: JobReport
         earlier.dimensions = {**earlier.dimensions, "merged_into": survivor.pk}
         earlier.save(update_fields=["dimensions", "updated_at"])
     _survivor_update(survivor, duplicate)
-    change_record(project=project, session=survivor.session, actor=actor, op="memory.updated", object_type="memory",
+    change_record(project=project, session=survivor.session, actor=actor, op=Op.MEMORY_UPDATED, object_type="memory",
                   object_id=survivor.pk, before=survivor_before, after=memory_snapshot(survivor))
     duplicate.status = MemoryStatus.FORGOTTEN
     duplicate.dimensions = {**duplicate.dimensions, "merged_into": survivor.pk}
     duplicate.save(update_fields=["status", "dimensions", "updated_at"])
     MemoryEmbedding.objects.filter(memory=duplicate).delete()
-    change_record(project=project, session=duplicate.session, actor=actor, op="memory.merged", object_type="memory",
+    change_record(project=project, session=duplicate.session, actor=actor, op=Op.MEMORY_MERGED, object_type="memory",
                   object_id=duplicate.pk, before=duplicate_before,
                   after={**memory_snapshot(duplicate), "merged_into": survivor.pk, "similarity": pair.similarity})
     report.add("merged")
@@ -248,7 +249,7 @@ def _redirect(project: Project, actor: str, edge: Edge, duplicate: Memory, survi
             for name in EDGE_DECISION_FIELDS:
                 setattr(twin, name, getattr(edge, name))
             twin.save()
-            change_record(project=project, session=_session(twin.session_id), actor=actor, op="edge.updated",
+            change_record(project=project, session=_session(twin.session_id), actor=actor, op=Op.EDGE_UPDATED,
                           object_type="edge", object_id=twin.pk, before=twin_before, after=edge_snapshot(twin))
             report.add("edges_updated")
         _edge_delete(project, actor, edge, before, report)
@@ -257,7 +258,7 @@ def _redirect(project: Project, actor: str, edge: Edge, duplicate: Memory, survi
     if target == survivor.pk:
         edge.session_id = survivor.session_id  # an edge lives in its child's session, as inference does
     edge.save()
-    change_record(project=project, session=_session(edge.session_id), actor=actor, op="edge.redirected",
+    change_record(project=project, session=_session(edge.session_id), actor=actor, op=Op.EDGE_REDIRECTED,
                   object_type="edge", object_id=edge.pk, before=before, after=edge_snapshot(edge))
     report.add("edges_redirected")
 
@@ -265,7 +266,7 @@ def _redirect(project: Project, actor: str, edge: Edge, duplicate: Memory, survi
 def _edge_delete(project: Project, actor: str, edge: Edge, before: dict, report: JobReport) -> None:
     edge_id, session_id = edge.pk, edge.session_id
     edge.delete()
-    change_record(project=project, session=_session(session_id), actor=actor, op="edge.deleted", object_type="edge",
+    change_record(project=project, session=_session(session_id), actor=actor, op=Op.EDGE_DELETED, object_type="edge",
                   object_id=edge_id, before=before)
     report.add("edges_dropped")
 

@@ -29,6 +29,7 @@ from ...providers import get_llm
 from ...providers.base import LLM
 from ..changelog import change_record
 from ..inference import DEFAULT_EDGE_THRESHOLD
+from ..operations import Op
 from ..snapshots import edge_snapshot
 from .common import JobReport, Progress, audit_record, no_progress, session_in, setting
 from .merge import human_decided
@@ -139,12 +140,12 @@ def _apply(project: Project, actor: str, edge_id: int, answer: LLMReview, model:
         edge.status, edge.origin, edge.needs_review = EdgeStatus.REJECTED, EdgeOrigin.LLM, False
         edge.confidence, edge.rationale = round(answer.confidence, 3), rationale
         edge.save()
-        change_record(project=project, session=edge.session, actor=actor, op="edge.rejected", object_type="edge",
+        change_record(project=project, session=edge.session, actor=actor, op=Op.EDGE_REJECTED, object_type="edge",
                       object_id=edge.pk, before=before, after=edge_snapshot(edge))
         report.add("rejected")
         report.touch("rejected", edge_id)
         return
-    op, outcome = ("edge.relabelled", "relabelled") if answer.relation != edge.relation else ("edge.reviewed",
+    op, outcome = (Op.EDGE_RELABELLED, "relabelled") if answer.relation != edge.relation else (Op.EDGE_REVIEWED,
                                                                                              "confirmed")
     edge.relation = answer.relation
     edge.confidence = round(answer.confidence, 3)

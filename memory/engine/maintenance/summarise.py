@@ -36,6 +36,7 @@ from ...providers.base import Vector
 from ..changelog import change_record
 from ..entities import mentions_link
 from ..extraction import extract_dimensions, segment
+from ..operations import Op
 from ..snapshots import edge_snapshot, memory_snapshot
 from ..vector_index import space_for
 from .common import (
@@ -197,7 +198,7 @@ def summary_store(project: Project, members: list[Memory], text: SummaryText, ve
     )
     MemoryEmbedding.objects.create(memory=summary, space=space_for(get_embedder()), project=project, session=session,
                                    vector=vector)
-    change_record(project=project, session=session, actor=actor, op="memory.created", object_type="memory",
+    change_record(project=project, session=session, actor=actor, op=Op.MEMORY_CREATED, object_type="memory",
                   object_id=summary.pk, after=memory_snapshot(summary))
     mentions_link(memory=summary, found=dims.entities)
     origin = EdgeOrigin.LLM if text.method == "llm" else EdgeOrigin.RULE
@@ -207,7 +208,7 @@ def summary_store(project: Project, members: list[Memory], text: SummaryText, ve
             weight=1.0, confidence=1.0, origin=origin, status=EdgeStatus.INFERRED,
             rationale=f"condensed into summary #{summary.pk} ({text.method})",
         )
-        change_record(project=project, session=session, actor=actor, op="edge.created", object_type="edge",
+        change_record(project=project, session=session, actor=actor, op=Op.EDGE_CREATED, object_type="edge",
                       object_id=edge.pk, after=edge_snapshot(edge))
     return summary
 

@@ -19,6 +19,7 @@ from django.utils import timezone
 from ...models import AgentSession, Edge, Interaction, Memory, Project, RecallTrace
 from ...providers import get_embedder
 from ..changelog import change_record
+from ..operations import Op
 from ..rows import RowReader, memory_reader
 from ..vector_index import cached_space_for
 from .config import RECALL_PRESETS, RecallConfig, config_for
@@ -230,7 +231,7 @@ def _trace_store(project: Project, query: RecallQuery, config: RecallConfig, see
     # The live view flashes the recalled memories; the query itself stays in the trace (RecallTrace),
     # out of the change log every member and agent of the project reads.
     change_record(
-        project=project, session=query.session, actor=actor, op="recall.completed", object_type="recall",
+        project=project, session=query.session, actor=actor, op=Op.RECALL_COMPLETED, object_type="recall",
         object_id=trace.pk, after={"preset": query.preset, "memory_ids": [i.memory.pk for i in items]},
     )
     return trace

@@ -1,0 +1,53 @@
+"""The change-log contract: every operation name and who may be named as its actor, in one place.
+
+Readers (the live view, replay, curation, the graph mirror, an SDK) depend on these names; the
+snapshots they carry are built in engine/snapshots.py (INTERACTION_FIELDS, MEMORY_FIELDS,
+EDGE_FIELDS). `change_record` refuses a name that is not listed here.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Op(StrEnum):
+    SESSION_CREATED = "session.created"
+    INTERACTION_RECEIVED = "interaction.received"
+    INTERACTION_KEPT = "interaction.kept"  # the write path made (or attached it to) a memory
+    INTERACTION_FILTERED = "interaction.filtered"  # the selective filter dropped it
+    INTERACTION_PROMOTED = "interaction.promoted"  # a person kept what the filter dropped
+    INTERACTION_REDACTED = "interaction.redacted"  # forgotten text removed from it
+    MEMORY_CREATED = "memory.created"
+    MEMORY_UPDATED = "memory.updated"
+    MEMORY_SUPERSEDED = "memory.superseded"
+    MEMORY_ARCHIVED = "memory.archived"
+    MEMORY_RESTORED = "memory.restored"
+    MEMORY_MERGED = "memory.merged"
+    MEMORY_FORGOTTEN = "memory.forgotten"  # soft forget: kept as a tombstone, out of every read
+    MEMORY_DELETED = "memory.deleted"  # hard forget
+    EDGE_CREATED = "edge.created"
+    EDGE_UPDATED = "edge.updated"
+    EDGE_DELETED = "edge.deleted"
+    EDGE_REDIRECTED = "edge.redirected"  # a merge moved it to the surviving memory
+    EDGE_REVIEWED = "edge.reviewed"  # the review model confirmed it
+    EDGE_RELABELLED = "edge.relabelled"  # the review model changed its relation
+    EDGE_REJECTED = "edge.rejected"  # the review model found no dependency
+    ENTITY_DELETED = "entity.deleted"
+    RECALL_COMPLETED = "recall.completed"
+    MAINTENANCE_DECAY = "maintenance.decay"
+    MAINTENANCE_RESTORE = "maintenance.restore"
+    MAINTENANCE_MERGE = "maintenance.merge"
+    MAINTENANCE_SUMMARISE = "maintenance.summarise"
+    MAINTENANCE_REVIEW = "maintenance.review"
+    MAINTENANCE_FORGET = "maintenance.forget"
+
+
+ENGINE_ACTOR = "engine"
+
+
+def token_actor(token_id: int) -> str:
+    return f"token:{token_id}"
+
+
+def user_actor(user_id: int) -> str:
+    return f"user:{user_id}"
