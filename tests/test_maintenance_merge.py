@@ -87,7 +87,7 @@ def test_merge_redirects_edges_keeps_provenance_and_human_decisions(project, gra
     assert (a.pk, a.pk, "next_in_session") not in edges
     assert set(EntityMention.objects.filter(memory=a).values_list("entity_id", flat=True)) >= b_entities
     assert not EntityMention.objects.filter(memory=b).exists()
-    ops = list(GraphChange.objects.filter(actor="user:7").values_list("op", flat=True))
+    ops = list(GraphChange.objects.filter(actor="user:7").order_by("id").values_list("op", flat=True))
     assert ops.count("edge.redirected") == 2 and ops.count("edge.deleted") == 2 and ops.count("edge.updated") == 1
     assert ops.count("memory.merged") == 1 and ops.count("memory.updated") == 1 and ops[-1] == "maintenance.merge"
     assert report.counts["edges_redirected"] == 2 and report.counts["edges_dropped"] == 2

@@ -77,7 +77,7 @@ def test_extractive_summary_links_every_member(project, agent_session, texts):
     assert sorted(parents.values_list("source_id", flat=True)) == [m.pk for m in members]
     assert MemoryEmbedding.objects.filter(memory=summary).count() == 1
     assert summary.search_text and summary.occurred_at == members[-1].occurred_at
-    ops = list(GraphChange.objects.filter(actor="user:3").values_list("op", flat=True))
+    ops = list(GraphChange.objects.filter(actor="user:3").order_by("id").values_list("op", flat=True))
     assert ops == ["memory.created", "edge.created", "edge.created", "edge.created", "maintenance.summarise"]
 
 

@@ -43,6 +43,7 @@ export class CurationClient {
   }
 
   edge(id, body) { return this.send("PATCH", this.urls.edge.replace("/0/", `/${id}/`), body); }
+  draw(body) { return this.send("POST", this.urls.edges, body); }
   deleteEdge(id) { return this.send("DELETE", this.urls.edge.replace("/0/", `/${id}/`)); }
   memory(id, body) { return this.send("PATCH", this.urls.memory.replace("/0/", `/${id}/`), body); }
   undo(actId) { return this.send("POST", this.urls.undo.replace("/0/", `/${actId}/`), {}); }
@@ -71,6 +72,47 @@ export class Toast {
 export class CurationControls {
   constructor({ client, toast, labels }) {
     Object.assign(this, { client, toast, labels });
+    this.linking = null; // the memory a new edge starts from, while the person picks where it leads
+  }
+
+  /** "Link to…": the next memory picked (graph or list) becomes the new edge's child. */
+  startLink(memoryId) {
+    this.linking = memoryId;
+    document.body.classList.add("linking");
+    this.toast.show(interpolate(gettext("Pick the memory that #%s leads to (Esc to cancel)."), [memoryId]));
+  }
+
+  stopLink() {
+    this.linking = null;
+    document.body.classList.remove("linking");
+  }
+
+  /** The form that draws the edge from `this.linking` to `targetId`. */
+  linkForm(targetId, { model, onDone }) {
+    const sourceId = this.linking;
+    const label = (id) => {
+      const memory = model.memories.get(id);
+      return memory ? `#${id} ${memory.sensitive && memory.content === "[sensitive]" ? gettext("sensitive") : memory.content}` : `#${id}`;
+    };
+    const relation = h("select", { id: "link-relation", "aria-label": gettext("Relation") },
+      CURATED_RELATIONS.map((r) => h("option", { value: r }, this.labels.relation(r))));
+    const reason = h("input", { type: "text", id: "link-reason", maxlength: "500",
+      placeholder: gettext("Reason (optional, kept in the curation log)") });
+    const done = () => { this.stopLink(); onDone(); };
+    return h("article", { class: "panel-body", id: "link-form" },
+      h("h2", { class: "panel-title" }, gettext("Draw an edge")),
+      h("dl", { class: "facts" },
+        h("dt", null, gettext("From (parent)")), h("dd", null, label(sourceId)),
+        h("dt", null, gettext("To (child)")), h("dd", null, label(targetId)),
+        h("dt", null, gettext("Relation")), h("dd", null, relation)),
+      h("div", { class: "curate" }, reason,
+        h("div", { class: "curate-row" },
+          h("button", { type: "button", class: "btn btn-small primary", id: "link-create", onclick: async () => {
+            const answer = await this.act(this.client.draw({ source_id: sourceId, target_id: targetId,
+              relation: relation.value, reason: reason.value }), gettext("Edge drawn."));
+            if (answer) done();
+          } }, gettext("Create edge")),
+          h("button", { type: "button", class: "btn btn-small", id: "link-cancel", onclick: done }, gettext("Cancel")))));
   }
 
   async act(promise, done) {
@@ -132,7 +174,9 @@ export class CurationControls {
           h("button", { type: "button", class: "btn btn-small", id: "memory-kind",
             onclick: () => kind.value !== memory.kind && this.act(this.client.memory(memory.id, { kind: kind.value, reason: reason.value }),
               interpolate(gettext("Kind corrected to %s."), [this.labels.kind(kind.value)])) },
-          gettext("Correct kind")))));
+          gettext("Correct kind"))),
+        h("button", { type: "button", class: "btn btn-small", id: "memory-link", onclick: () => this.startLink(memory.id) },
+          gettext("Link to…"))));
   }
 
   promote(interaction) {

@@ -2,7 +2,7 @@
 
 import { fetchGraph } from "./api.js";
 import { CurationClient, CurationControls, Toast } from "./curate.js";
-import { $, h } from "./dom.js";
+import { $, clear, h } from "./dom.js";
 import { Filters, FilterPanel } from "./filters.js";
 import { nodeId, GraphView } from "./graph/view.js";
 import { gettext, interpolate } from "./i18n.js";
@@ -184,6 +184,13 @@ class SessionApp {
   }
 
   select(selection, { center = false } = {}) {
+    const linking = this.curation && this.curation.linking;
+    if (linking && selection && selection.type === "memory" && selection.id !== linking) {
+      clear(this.panel.root).append(this.curation.linkForm(selection.id, {
+        model: this.model, onDone: () => this.select({ type: "memory", id: linking }) }));
+      this.view.select(selection, { center: false });
+      return;
+    }
     this.selection = selection;
     this.view.select(selection, { center: center && this.tab === "graph" });
     this.panel.show(selection);
@@ -212,7 +219,11 @@ class SessionApp {
       else this.live.disconnect({ hold: true });
     });
     document.addEventListener("keydown", (event) => {
-      if (event.key === "Escape" && this.selection) this.select(null);
+      if (event.key === "Escape" && this.curation && this.curation.linking) {
+        const from = this.curation.linking;
+        this.curation.stopLink();
+        this.select({ type: "memory", id: from });
+      } else if (event.key === "Escape" && this.selection) this.select(null);
     });
   }
 

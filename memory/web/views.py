@@ -109,6 +109,7 @@ def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
             "changes": reverse("api-changes", kwargs=kwargs),
             "interaction": reverse("api-interaction", kwargs={**kwargs, "interaction_id": 0}),
             "promote": reverse("api-interaction-promote", kwargs={**kwargs, "interaction_id": 0}),
+            "edges": reverse("api-edges", kwargs={"project_slug": project.slug}),
             "edge": reverse("api-edge", kwargs={"project_slug": project.slug, "edge_id": 0}),
             "memory": reverse("api-memory", kwargs={"project_slug": project.slug, "memory_id": 0}),
             "undo": reverse("api-curation-undo", kwargs={"project_slug": project.slug, "act_id": 0}),

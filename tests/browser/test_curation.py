@@ -162,3 +162,27 @@ def test_the_review_queue_is_worked_with_the_keyboard(page, site):
 
 def _sessions(site) -> list[int]:
     return [s["id"] for s in api_get(site, "sessions/")]
+
+
+def test_a_curator_draws_an_edge_from_one_memory_to_another(page, site):
+    session_id = new_session(site, "Curation: drawing")
+    for text in ("The museum pass costs 60 RMB", "Buy the museum pass at the Bund kiosk on Saturday"):
+        post_interaction(site, session_id, text)
+    memories = {m["content"][:10]: m["id"] for m in api_get(site, f"sessions/{session_id}/graph/")["memories"]}
+    source, target = memories["The museum"], memories["Buy the mu"]
+    login(page, site, site.member)
+    open_session(page, site, session_id)
+    wait_live(page)
+    page.evaluate(f"cw.app.select({{type: 'memory', id: {source}}})")
+    page.click("#memory-link")
+    assert page.evaluate("document.body.classList.contains('linking')")
+    page.evaluate(f"cw.app.select({{type: 'memory', id: {target}}})")  # what a click on the node does
+    page.locator("#link-form").wait_for(timeout=5000)
+    page.select_option("#link-relation", "causal")
+    page.fill("#link-reason", "the pass is what is bought")
+    screenshot(page, "curation-draw-edge")
+    page.click("#link-create")
+    until(page, f"[...cw.model.edges.values()].some(e => e.source === {source} && e.target === {target} "
+                "&& e.relation === 'causal' && e.origin === 'human' && e.status === 'approved')")
+    until(page, "!document.body.classList.contains('linking')")  # the answer may come after the live edge
+    page.locator(f"#panel article[data-memory-id='{source}']").wait_for(timeout=5000)
