@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -13,12 +14,12 @@ from memory.access import Access
 from memory.api.access import request_access
 from memory.api.pagination import BoundedPagination
 from memory.api.serializers import MemoryOutput, graph_edge, id_field, memory_label
-from memory.models import Edge, EdgeStatus, MemoryKind, Relation, Role
+from memory.models import Edge, EdgeStatus, Memory, MemoryKind, MemoryStatus, Relation, Role
 from memory.visibility import SENSITIVE_MASK, sensitive_memory_ids
 
 from . import services
 from .models import ActKind, CurationAct
-from .selectors import review_queue
+from .selectors import memory_repeats, review_queue
 
 TAG = ["curation"]
 PEOPLE_ONLY = "Curation is for people: log in with a member's account; API tokens may not curate."
@@ -216,6 +217,26 @@ class MemoryCurateApi(APIView):
         data = _valid(MemoryUpdateInput, request.data)
         outcome = services.memory_update(project=access.project, actor=access.actor, memory_id=memory_id, **data)
         return Response(_memory_answer(outcome, access))
+
+
+class RepeatOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    session_id = serializers.IntegerField()
+    label = serializers.CharField()
+    shared = serializers.ListField(child=serializers.CharField(), help_text="The values it repeats.")
+
+
+class MemoryRepeatsApi(APIView):
+    @extend_schema(tags=TAG, responses=RepeatOutput(many=True),
+                   summary="Other memories repeating this memory's values (to mark them sensitive too)")
+    def get(self, request, project_slug: str, memory_id: int):
+        access = _people(request, project_slug)  # curators: the answer quotes the values
+        memory = Memory.objects.filter(project=access.project, pk=memory_id).exclude(
+            status=MemoryStatus.FORGOTTEN).first()
+        if memory is None:
+            raise NotFound(f"No memory {memory_id} in project {access.project.slug!r}.")
+        return Response([{"id": other.pk, "session_id": other.session_id, "label": memory_label(other.content),
+                          "shared": shared} for other, shared in memory_repeats(memory=memory)])
 
 
 class ActPageOutput(serializers.Serializer):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import IntegerField, QuerySet
+from django.db.models import IntegerField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from memory.models import Edge, Project
+from memory.models import Edge, Memory, MemoryStatus, Project
 
 # How many stored recalls an edge carried activation in: the review queue puts the edges that shaped
 # the most answers first. jsonb containment over the project's traces (one subquery per listed edge).
@@ -22,3 +22,35 @@ def review_queue(*, project: Project, session_id: int | None = None, status: str
     edges = edges.filter(**{name: value for name, value in filters.items() if value is not None})
     ordering = {"newest": ("-id",), "weakest": ("confidence", "id"), "impact": ("-impact", "confidence", "id")}
     return edges.order_by(*ordering[order])
+
+
+REPEATS_LIMIT = 50
+# Values specific enough that another memory holding one repeats the same private fact.
+REPEATABLE_KEYS = ("identifiers", "urls", "paths")
+MIN_NUMBER_DIGITS = 5  # phone numbers, account numbers; not "3 nights"
+
+
+def repeated_values(memory: Memory) -> list[str]:
+    """The memory's values another memory could repeat: identifiers, URLs, paths, long numbers, attribute
+    values (a phone, an e-mail, an allergy)."""
+    dims = memory.dimensions or {}
+    values = [str(v) for key in REPEATABLE_KEYS for v in dims.get(key, [])]
+    values += [str(v) for v in dims.get("numbers", []) if sum(c.isdigit() for c in str(v)) >= MIN_NUMBER_DIGITS]
+    values += [str(a["value"]) for a in dims.get("attributes", []) if isinstance(a, dict) and a.get("value")]
+    return list(dict.fromkeys(v for v in values if len(v) >= 3))
+
+
+def memory_repeats(*, memory: Memory) -> list[tuple[Memory, list[str]]]:
+    """Other memories of the project, not yet sensitive, that repeat one of this memory's values, with
+    the values they share (what marking this one sensitive should offer to mark too)."""
+    values = repeated_values(memory)
+    if not values:
+        return []
+    match = Q()
+    for value in values:
+        match |= Q(content__icontains=value) | Q(dimensions__identifiers__contains=[value]) | Q(
+            dimensions__attributes__contains=[{"value": value}])
+    found = (Memory.objects.filter(project_id=memory.project_id, sensitive=False).exclude(pk=memory.pk)
+             .exclude(status=MemoryStatus.FORGOTTEN).filter(match).order_by("-occurred_at", "-id")[:REPEATS_LIMIT])
+    return [(other, [v for v in values if v in repeated_values(other) or v.casefold() in other.content.casefold()])
+            for other in found]

@@ -10,6 +10,8 @@ urlpatterns = [
     path("projects/<slug:project_slug>/edges/<int:edge_id>/", api.EdgeDetailApi.as_view(), name="api-edge"),
     path("projects/<slug:project_slug>/memories/<int:memory_id>/", api.MemoryCurateApi.as_view(),
          name="api-memory"),
+    path("projects/<slug:project_slug>/memories/<int:memory_id>/repeats/", api.MemoryRepeatsApi.as_view(),
+         name="api-memory-repeats"),
     path("projects/<slug:project_slug>/curation/actions/", api.ActListApi.as_view(), name="api-curation-actions"),
     path("projects/<slug:project_slug>/curation/actions/<int:act_id>/undo/", api.ActUndoApi.as_view(),
          name="api-curation-undo"),

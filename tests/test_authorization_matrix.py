@@ -126,6 +126,8 @@ MATRIX: dict[tuple[str, str], Row] = {
         Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200)),
     ("api/projects/<slug:project_slug>/memories/<int:memory_id>/", "PATCH"):
         Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"sensitive": True, "reason": "a passport"}),
+    ("api/projects/<slug:project_slug>/memories/<int:memory_id>/repeats/", "GET"):
+        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200)),  # quotes the values: curators and admins
     ("api/projects/<slug:project_slug>/curation/actions/", "GET"):
         Row((401, 401, 401, 403, 403, 200, 200, 200, 403, 200)),
     ("api/projects/<slug:project_slug>/curation/actions/<int:act_id>/undo/", "POST"):

@@ -232,3 +232,17 @@ def test_the_queue_puts_the_edges_recalls_went_through_first(project, agent_sess
     page = viewer.get(f"/p/{project.slug}/review/")
     assert page.status_code == 200 and b"review.js" in page.content
     assert b"Review queue (2 proposals)" in viewer.get(f"/p/{project.slug}/").content
+
+
+def test_marking_offers_the_memories_that_repeat_the_same_values(project, agent_session):
+    passport = remember(agent_session, "Xiaoming's passport number is E12345678")
+    booking = remember(agent_session, "The hotel booking was made with passport E12345678")
+    other = remember(agent_session, "The hotel booking was made for three nights")
+    curator = person(project, Role.CURATOR)
+    url = f"/api/projects/{project.slug}/memories/{passport.pk}/repeats/"
+    rows = curator.get(url).json()
+    assert [(r["id"], r["shared"]) for r in rows] == [(booking.pk, ["E12345678"])]
+    memory_update(project=project, actor="user:7", memory_id=booking.pk, sensitive=True)
+    assert curator.get(url).json() == [], "already sensitive: nothing more to offer"
+    assert other.pk not in [r["id"] for r in rows]
+    assert person(project, Role.VIEWER).get(url).status_code == 403

@@ -3,7 +3,7 @@
 // the page's graph changes arrive through the live stream like every other change.
 
 import { clear, h } from "./dom.js";
-import { gettext, interpolate } from "./i18n.js";
+import { gettext, interpolate, ngettext } from "./i18n.js";
 
 // Relations a person may give an edge (curation/services.py CURATED_RELATIONS).
 const CURATED_RELATIONS = ["causal", "temporal", "conditional", "elaborates", "supersedes", "part_of", "references"];
@@ -46,6 +46,12 @@ export class CurationClient {
   draw(body) { return this.send("POST", this.urls.edges, body); }
   deleteEdge(id) { return this.send("DELETE", this.urls.edge.replace("/0/", `/${id}/`)); }
   memory(id, body) { return this.send("PATCH", this.urls.memory.replace("/0/", `/${id}/`), body); }
+  async repeats(id) {
+    const response = await fetch(this.urls.repeats.replace("/0/", `/${id}/`),
+      { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (!response.ok) throw await failure(response);
+    return response.json();
+  }
   undo(actId) { return this.send("POST", this.urls.undo.replace("/0/", `/${actId}/`), {}); }
   promote(interactionId) { return this.send("POST", this.urls.promote.replace("/0/", `/${interactionId}/`)); }
 }
@@ -176,7 +182,32 @@ export class CurationControls {
               interpolate(gettext("Kind corrected to %s."), [this.labels.kind(kind.value)])) },
           gettext("Correct kind"))),
         h("button", { type: "button", class: "btn btn-small", id: "memory-link", onclick: () => this.startLink(memory.id) },
-          gettext("Link to…"))));
+          gettext("Link to…")),
+        memory.sensitive ? this._repeats(memory, reason) : null));
+  }
+
+  /** Under a sensitive memory: the other memories repeating its values, with one button to mark them too. */
+  _repeats(memory, reason) {
+    const box = h("div", { class: "repeats small", id: "memory-repeats" });
+    this.client.repeats(memory.id).then((rows) => {
+      if (!rows.length) return;
+      const values = [...new Set(rows.flatMap((r) => r.shared))].slice(0, 3).join(", ");
+      box.append(
+        h("p", null, interpolate(ngettext("%(n)s other memory repeats %(values)s.", "%(n)s other memories repeat %(values)s.",
+          rows.length), { n: rows.length, values }, true)),
+        h("ul", { class: "repeat-list" }, rows.slice(0, 5).map((r) => h("li", null, `#${r.id} ${r.label}`))),
+        h("button", { type: "button", class: "btn btn-small", id: "repeats-mark", onclick: async () => {
+          let marked = 0;
+          for (const row of rows) {
+            try {
+              await this.client.memory(row.id, { sensitive: true, reason: reason.value || interpolate(gettext("repeats #%s"), [memory.id]) });
+              marked += 1;
+            } catch { /* reported below: the count says how many were marked */ }
+          }
+          this.toast.show(interpolate(ngettext("%s memory marked sensitive.", "%s memories marked sensitive.", marked), [marked]));
+        } }, gettext("Mark them sensitive too")));
+    }).catch(() => {});
+    return box;
   }
 
   promote(interaction) {

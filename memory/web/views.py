@@ -112,6 +112,7 @@ def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
             "edges": reverse("api-edges", kwargs={"project_slug": project.slug}),
             "edge": reverse("api-edge", kwargs={"project_slug": project.slug, "edge_id": 0}),
             "memory": reverse("api-memory", kwargs={"project_slug": project.slug, "memory_id": 0}),
+            "repeats": reverse("api-memory-repeats", kwargs={"project_slug": project.slug, "memory_id": 0}),
             "undo": reverse("api-curation-undo", kwargs={"project_slug": project.slug, "act_id": 0}),
             "ws": f"/ws/sessions/{session.pk}/",
         },

@@ -59,8 +59,10 @@ def test_a_curator_approves_relabels_and_undoes_an_edge_from_the_panel(page, sit
 def test_a_memory_marked_sensitive_turns_masked_in_a_viewers_open_page(page, browser, site):
     session_id = new_session(site, "Curation: passport")
     post_interaction(site, session_id, "Xiaoming's passport number is E12345678 for the hotel check-in")
+    post_interaction(site, session_id, "The airline booking used the document E12345678 as well")
     graph = api_get(site, f"sessions/{session_id}/graph/")
     (memory,) = [m for m in graph["memories"] if "passport" in m["content"]]
+    (repeat,) = [m for m in graph["memories"] if "airline" in m["content"]]
 
     viewer_context = browser.new_context()
     viewer = viewer_context.new_page()
@@ -76,7 +78,11 @@ def test_a_memory_marked_sensitive_turns_masked_in_a_viewers_open_page(page, bro
     page.fill("#curate-reason", "a passport number")
     page.click("#memory-sensitive")
     page.locator("#toast .toast", has_text="sensitive").wait_for(timeout=5000)
+    page.locator("#memory-repeats", has_text="1 other memory repeats E12345678").wait_for(timeout=5000)
     screenshot(page, "curation-memory-sensitive")
+    page.click("#repeats-mark")
+    page.locator("#toast .toast", has_text="1 memory marked sensitive").wait_for(timeout=5000)
+    until(viewer, f"cw.model.memories.get({repeat['id']}).content === '[sensitive]'")
 
     until(viewer, f"cw.model.memories.get({memory['id']}).content === '[sensitive]'")
     assert "E12345678" not in viewer.content()
