@@ -17,9 +17,9 @@ from memory.api.serializers import MemoryOutput, graph_edge, id_field, memory_la
 from memory.models import Edge, EdgeStatus, Memory, MemoryKind, MemoryStatus, Relation, Role
 from memory.visibility import SENSITIVE_MASK, sensitive_memory_ids
 
-from . import services
+from . import entities, services
 from .models import ActKind, CurationAct
-from .selectors import memory_repeats, review_queue
+from .selectors import entity_list, memory_repeats, review_queue
 
 TAG = ["curation"]
 PEOPLE_ONLY = "Curation is for people: log in with a member's account; API tokens may not curate."
@@ -122,6 +122,7 @@ class UndoOutput(serializers.Serializer):
     act = ActOutput()
     edge = ReviewEdgeOutput(allow_null=True, required=False)
     memory = MemoryOutput(required=False)
+    entity = serializers.DictField(required=False, help_text="For an entity act: the entity as it is now.")
 
 
 def review_rows(edges: list[Edge], access: Access) -> list[dict]:
@@ -239,6 +240,125 @@ class MemoryRepeatsApi(APIView):
                           "shared": shared} for other, shared in memory_repeats(memory=memory)])
 
 
+class EntityFlagOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    similarity = serializers.FloatField(allow_null=True)
+
+
+class CuratedEntityOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    type = serializers.CharField()
+    aliases = serializers.ListField(child=serializers.CharField())
+    mentions = serializers.IntegerField()
+    possibly_same_as = EntityFlagOutput(many=True)
+
+
+class EntityPageOutput(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = CuratedEntityOutput(many=True)
+
+
+class EntityQueryInput(serializers.Serializer):
+    flagged = serializers.BooleanField(required=False, default=False)
+    q = serializers.CharField(required=False, allow_blank=True, max_length=300, default="")
+
+
+class EntityRenameInput(serializers.Serializer):
+    name = serializers.CharField(max_length=entities.NAME_MAX)
+    reason = REASON
+
+
+class EntityMergeInput(serializers.Serializer):
+    duplicate_id = id_field(help_text="The entity merged into this one (it is deleted).")
+    reason = REASON
+
+
+class EntitySplitInput(serializers.Serializer):
+    alias = serializers.CharField(max_length=entities.NAME_MAX)
+    reason = REASON
+
+
+class EntityDismissInput(serializers.Serializer):
+    other_id = id_field(help_text="The entity its possibly_same_as flag names.")
+    reason = REASON
+
+
+class EntityActOutput(serializers.Serializer):
+    act = ActOutput()
+    entity = CuratedEntityOutput()
+
+
+def _entity_row(entity) -> dict:
+    flags = [e for e in entity.evidence if isinstance(e, dict) and e.get("possibly_same_as")]
+    return {"id": entity.pk, "name": entity.name, "type": entity.type, "aliases": list(entity.aliases),
+            "mentions": getattr(entity, "mention_count", None) or entity.mentions.count(),
+            "possibly_same_as": [{"id": f["possibly_same_as"], "name": f.get("name", ""),
+                                  "similarity": f.get("similarity")} for f in flags]}
+
+
+class EntityListApi(APIView):
+    @extend_schema(tags=TAG, responses=EntityPageOutput,
+                   summary="The project's entities (flagged: possible duplicates)",
+                   parameters=[OpenApiParameter("flagged", bool), OpenApiParameter("q", str),
+                               OpenApiParameter("limit", int), OpenApiParameter("offset", int)])
+    def get(self, request, project_slug: str):
+        access = _people(request, project_slug, min_role=Role.VIEWER)
+        params = _valid(EntityQueryInput, request.query_params)
+        found = entity_list(project=access.project, flagged=params["flagged"], query=params["q"],
+                            include_sensitive=access.may_see_sensitive)
+        paginator = BoundedPagination()
+        page = paginator.paginate_queryset(found, request, view=self)
+        return paginator.get_paginated_response([_entity_row(e) for e in page])
+
+
+class EntityDetailApi(APIView):
+    @extend_schema(tags=TAG, request=EntityRenameInput, summary="Rename an entity (the old name stays an alias)",
+                   responses={200: EntityActOutput, 409: OpenApiResponse(description="That name is taken: merge.")})
+    def patch(self, request, project_slug: str, entity_id: int):
+        access = _people(request, project_slug)
+        data = _valid(EntityRenameInput, request.data)
+        return _entity_answer(entities.entity_rename(project=access.project, actor=access.actor,
+                                                     entity_id=entity_id, **data))
+
+
+class EntityMergeApi(APIView):
+    @extend_schema(tags=TAG, request=EntityMergeInput, responses=EntityActOutput,
+                   summary="Merge another entity into this one (mentions and names follow)")
+    def post(self, request, project_slug: str, entity_id: int):
+        access = _people(request, project_slug)
+        data = _valid(EntityMergeInput, request.data)
+        return _entity_answer(entities.entity_merge(project=access.project, actor=access.actor, survivor_id=entity_id,
+                                                    **data))
+
+
+class EntitySplitApi(APIView):
+    @extend_schema(tags=TAG, request=EntitySplitInput, responses=EntityActOutput,
+                   summary="Split a wrongly merged alias off into its own entity")
+    def post(self, request, project_slug: str, entity_id: int):
+        access = _people(request, project_slug)
+        data = _valid(EntitySplitInput, request.data)
+        return _entity_answer(entities.entity_split(project=access.project, actor=access.actor, entity_id=entity_id,
+                                                    **data))
+
+
+class EntityDismissApi(APIView):
+    @extend_schema(tags=TAG, request=EntityDismissInput, responses=EntityActOutput,
+                   summary="Settle a possibly_same_as flag: the two entities are different")
+    def post(self, request, project_slug: str, entity_id: int):
+        access = _people(request, project_slug)
+        data = _valid(EntityDismissInput, request.data)
+        return _entity_answer(entities.entity_flag_dismiss(project=access.project, actor=access.actor,
+                                                           entity_id=entity_id, **data))
+
+
+def _entity_answer(outcome: services.Outcome) -> Response:
+    return Response({"act": ActOutput(outcome.act).data, "entity": _entity_row(outcome.object)})
+
+
 class ActPageOutput(serializers.Serializer):
     count = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
@@ -279,6 +399,8 @@ class ActUndoApi(APIView):
         outcome = services.act_undo(project=access.project, actor=access.actor, act_id=act_id, **data)
         if outcome.act.object_type == "memory":
             return Response(_memory_answer(outcome, access))
+        if outcome.act.object_type == "entity":
+            return Response({"act": ActOutput(outcome.act).data, "entity": _entity_row(outcome.object)})
         return Response(_edge_answer(outcome, access))
 
 

@@ -21,6 +21,10 @@ class ActKind(models.TextChoices):
     MEMORY_SENSITIVE = "memory.sensitive"
     MEMORY_STATUS = "memory.status"
     MEMORY_KIND = "memory.kind"
+    ENTITY_RENAME = "entity.rename"
+    ENTITY_MERGE = "entity.merge"
+    ENTITY_SPLIT = "entity.split"
+    ENTITY_FLAG = "entity.flag"  # a possibly_same_as flag dismissed
     UNDO = "undo"
 
 

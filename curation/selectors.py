@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import IntegerField, Q, QuerySet
+from django.db.models import BooleanField, Count, IntegerField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from memory.models import Edge, Memory, MemoryStatus, Project
+from memory.models import Edge, Entity, Memory, MemoryStatus, Project
 
 # How many stored recalls an edge carried activation in: the review queue puts the edges that shaped
 # the most answers first. jsonb containment over the project's traces (one subquery per listed edge).
@@ -54,3 +54,19 @@ def memory_repeats(*, memory: Memory) -> list[tuple[Memory, list[str]]]:
              .exclude(status=MemoryStatus.FORGOTTEN).filter(match).order_by("-occurred_at", "-id")[:REPEATS_LIMIT])
     return [(other, [v for v in values if v in repeated_values(other) or v.casefold() in other.content.casefold()])
             for other in found]
+
+FLAGGED_SQL = "jsonb_path_exists(memory_entity.evidence, '$[*] ? (exists(@.possibly_same_as))')"
+
+
+def entity_list(*, project: Project, flagged: bool = False, query: str = "", include_sensitive: bool = False
+                ) -> QuerySet[Entity]:
+    """The project's entities by mentions; `flagged`: those the engine thinks may be another one. A reader
+    who may not see sensitive content sees only entities some non-sensitive memory mentions."""
+    entities = Entity.objects.filter(project=project)
+    if not include_sensitive:
+        entities = entities.filter(mentions__memory__sensitive=False).distinct()
+    if flagged:
+        entities = entities.annotate(flagged=RawSQL(FLAGGED_SQL, [], output_field=BooleanField())).filter(flagged=True)
+    if query:
+        entities = entities.filter(Q(name__icontains=query) | Q(aliases__icontains=query))
+    return entities.annotate(mention_count=Count("mentions", distinct=True)).order_by("-mention_count", "name")

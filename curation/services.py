@@ -184,6 +184,14 @@ def act_undo(*, project: Project, actor: str, act_id: int, reason: str = "") -> 
             raise CurationConflict("An undo is not undone; repeat the original act instead.")
         if CurationAct.objects.filter(undoes=act).exists():
             raise CurationConflict(f"Act {act_id} was undone already.")
+        if act.object_type == "entity":
+            from .entities import entity_undo  # entities.py builds on this module
+
+            entity, changes = entity_undo(project, actor, act)
+            undo = CurationAct.objects.create(project=project, actor=actor, kind=ActKind.UNDO, object_type="entity",
+                                              object_id=entity.pk, reason=reason[:REASON_MAX], undoes=act)
+            undo.changes.set(changes)
+            return Outcome(undo, entity)
         (change,) = act.changes.all()[:1] or [None]
         if change is None:
             raise CurationConflict(f"Act {act_id} recorded no change to undo.")

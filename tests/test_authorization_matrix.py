@@ -32,7 +32,7 @@ from curation.services import memory_update
 from memory.engine.changelog import change_record
 from memory.engine.projects import project_create, session_create, token_issue
 from memory.engine.snapshots import interaction_snapshot, memory_snapshot
-from memory.models import ApiToken, Interaction, InteractionStatus, Membership, Role
+from memory.models import ApiToken, Entity, Interaction, InteractionStatus, Membership, Role
 from memory.routing import websocket_urlpatterns
 
 from .test_maintenance_support import link, remember
@@ -128,6 +128,15 @@ MATRIX: dict[tuple[str, str], Row] = {
         Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"sensitive": True, "reason": "a passport"}),
     ("api/projects/<slug:project_slug>/memories/<int:memory_id>/repeats/", "GET"):
         Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200)),  # quotes the values: curators and admins
+    ("api/projects/<slug:project_slug>/entities/", "GET"): Row((401, 401, 401, 403, 403, 200, 200, 200, 403, 200)),
+    ("api/projects/<slug:project_slug>/entities/<int:entity_id>/", "PATCH"):
+        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"name": "The Bund waterfront"}),
+    ("api/projects/<slug:project_slug>/entities/<int:entity_id>/merge/", "POST"):
+        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"duplicate_id": "<entity2_id>"}),
+    ("api/projects/<slug:project_slug>/entities/<int:entity_id>/split/", "POST"):
+        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"alias": "Bund Waterfront"}),
+    ("api/projects/<slug:project_slug>/entities/<int:entity_id>/dismiss/", "POST"):
+        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"other_id": "<entity2_id>"}),
     ("api/projects/<slug:project_slug>/curation/actions/", "GET"):
         Row((401, 401, 401, 403, 403, 200, 200, 200, 403, 200)),
     ("api/projects/<slug:project_slug>/curation/actions/<int:act_id>/undo/", "POST"):
@@ -324,13 +333,19 @@ def build_world(django_user_model) -> World:
                       object_id=secret.pk, after=memory_snapshot(secret))
     weak = link(first, second, "temporal", confidence=0.4, needs_review=True)  # a weak edge for review to count
     act = memory_update(project=own, actor="test", memory_id=second.pk, kind="event").act  # one act to undo
+    bund = Entity.objects.get(project=own, normalized_name="bund")
+    budget = Entity.objects.filter(project=own).exclude(pk=bund.pk).first() or Entity.objects.create(
+        project=own, name="Shanghai", normalized_name="shanghai", type="place")
+    Entity.objects.filter(pk=bund.pk).update(aliases=["Bund Waterfront"],
+                                             evidence=[{"possibly_same_as": budget.pk, "similarity": 0.76}])
     values |= {"memory_id": first.pk, "memory2_id": second.pk, "secret_interaction_id": source.pk,
-               "edge_id": weak.pk, "act_id": act.pk}
+               "edge_id": weak.pk, "act_id": act.pk, "entity_id": bund.pk, "entity2_id": budget.pk}
     paris = remember(other_session, "The Paris hotel is near the Louvre")
     louvre = remember(other_session, "The Louvre opens at nine on Saturdays")
     foreign["memory_id"] = paris.pk
     foreign["edge_id"] = link(paris, louvre, "elaborates").pk
     foreign["act_id"] = memory_update(project=other, actor="test", memory_id=louvre.pk, kind="event").act.pk
+    foreign["entity_id"] = Entity.objects.filter(project=other).first().pk
 
     _, own_raw = token_issue(project=own)
     revoked, revoked_raw = token_issue(project=own, name="revoked")

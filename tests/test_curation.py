@@ -7,12 +7,24 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
+from curation.entities import entity_flag_dismiss, entity_rename, entity_split
 from curation.models import ActKind, CurationAct
 from curation.services import CurationConflict, act_undo, edge_delete, edge_draw, edge_update, memory_update
 from memory.engine.inference import Proposal, edges_apply
 from memory.engine.recall import RecallQuery, memory_recall
 from memory.errors import ValidationFailed
-from memory.models import Edge, EdgeOrigin, EdgeStatus, GraphChange, Membership, Memory, Relation, Role
+from memory.models import (
+    Edge,
+    EdgeOrigin,
+    EdgeStatus,
+    Entity,
+    EntityMention,
+    GraphChange,
+    Membership,
+    Memory,
+    Relation,
+    Role,
+)
 
 from .test_maintenance_support import link, remember
 
@@ -246,3 +258,72 @@ def test_marking_offers_the_memories_that_repeat_the_same_values(project, agent_
     assert curator.get(url).json() == [], "already sensitive: nothing more to offer"
     assert other.pk not in [r["id"] for r in rows]
     assert person(project, Role.VIEWER).get(url).status_code == 403
+
+
+# --- entities ------------------------------------------------------------------------------------------
+
+def _mentions(entity_id: int) -> list[int]:
+    return sorted(EntityMention.objects.filter(entity_id=entity_id).values_list("memory_id", flat=True))
+
+
+def test_merge_moves_mentions_and_names_and_undo_splits_them_back(project, agent_session):
+    first = remember(agent_session, "Acme Corp sent the invoice")
+    second = remember(agent_session, "Acme Corporation is the supplier")
+    corp, corporation = (Entity.objects.get(project=project, normalized_name=n)
+                         for n in ("acme corp", "acme corporation"))
+    Entity.objects.filter(pk=corp.pk).update(evidence=[{"possibly_same_as": corporation.pk, "name": corporation.name,
+                                                        "similarity": 0.78}])
+    viewer = person(project, Role.VIEWER)
+    flagged = viewer.get(f"/api/projects/{project.slug}/entities/?flagged=true").json()["results"]
+    assert [(e["id"], e["possibly_same_as"][0]["id"]) for e in flagged] == [(corp.pk, corporation.pk)]
+    curator = person(project, Role.CURATOR)
+    answer = curator.post(f"/api/projects/{project.slug}/entities/{corp.pk}/merge/",
+                          {"duplicate_id": corporation.pk, "reason": "the same supplier"}, format="json")
+    assert answer.status_code == 200, answer.content
+    body = answer.json()["entity"]
+    assert body["aliases"] == ["Acme Corporation"] and body["possibly_same_as"] == [] and body["mentions"] == 2
+    assert _mentions(corp.pk) == sorted([first.pk, second.pk]) and not Entity.objects.filter(pk=corporation.pk).exists()
+    undo = curator.post(f"/api/projects/{project.slug}/curation/actions/{answer.json()['act']['id']}/undo/", {},
+                        format="json")
+    assert undo.status_code == 200, undo.content
+    assert _mentions(corporation.pk) == [second.pk] and _mentions(corp.pk) == [first.pk]
+    assert Entity.objects.get(pk=corp.pk).evidence[0]["possibly_same_as"] == corporation.pk
+
+
+def test_rename_keeps_the_old_name_and_refuses_a_taken_one(project, agent_session):
+    remember(agent_session, "We stay at the Peace Hotel near the Bund")
+    remember(agent_session, "Acme Corp sent the invoice")
+    bund = Entity.objects.get(project=project, normalized_name="bund")
+    outcome = entity_rename(project=project, actor="user:7", entity_id=bund.pk, name="The Bund")
+    assert (outcome.object.name, outcome.object.aliases) == ("The Bund", ["Bund"])
+    with pytest.raises(CurationConflict, match="merge the two"):
+        entity_rename(project=project, actor="user:7", entity_id=bund.pk, name="ACME corp")
+    act_undo(project=project, actor="user:7", act_id=outcome.act.pk)
+    assert (Entity.objects.get(pk=bund.pk).name, Entity.objects.get(pk=bund.pk).aliases) == ("Bund", [])
+
+
+def test_split_takes_a_wrong_alias_off_with_its_mentions_and_undo_puts_it_back(project, agent_session):
+    remember(agent_session, "We stay at the Peace Hotel near the Bund")
+    fairmont = remember(agent_session, "Fairmont Peace Hotel has a jazz bar")
+    peace = Entity.objects.get(project=project, normalized_name="peace hotel")
+    assert peace.aliases == ["Fairmont Peace Hotel"], "the engine took the longer name as an alias"
+    with pytest.raises(ValidationFailed):
+        entity_split(project=project, actor="user:7", entity_id=peace.pk, alias="Nobody")
+    apart = entity_split(project=project, actor="user:7", entity_id=peace.pk, alias="Fairmont Peace Hotel")
+    assert apart.object.name == "Fairmont Peace Hotel" and _mentions(apart.object.pk) == [fairmont.pk]
+    assert Entity.objects.get(pk=peace.pk).aliases == [] and fairmont.pk not in _mentions(peace.pk)
+    act_undo(project=project, actor="user:7", act_id=apart.act.pk)
+    assert Entity.objects.get(pk=peace.pk).aliases == ["Fairmont Peace Hotel"] and fairmont.pk in _mentions(peace.pk)
+    assert not Entity.objects.filter(normalized_name="fairmont peace hotel").exists()
+
+
+def test_a_dismissed_flag_is_gone_and_remembered(project, agent_session):
+    remember(agent_session, "Acme Corp sent the invoice")
+    remember(agent_session, "Acme Corporation is the supplier")
+    corp, other = (Entity.objects.get(project=project, normalized_name=n) for n in ("acme corp", "acme corporation"))
+    Entity.objects.filter(pk=corp.pk).update(evidence=[{"possibly_same_as": other.pk, "similarity": 0.76}])
+    with pytest.raises(ValidationFailed):
+        entity_flag_dismiss(project=project, actor="user:7", entity_id=other.pk, other_id=corp.pk)
+    outcome = entity_flag_dismiss(project=project, actor="user:7", entity_id=corp.pk, other_id=other.pk)
+    assert outcome.object.evidence == [{"not_same_as": other.pk, "by": "user:7"}]
+    assert CurationAct.objects.get(pk=outcome.act.pk).kind == ActKind.ENTITY_FLAG

@@ -31,7 +31,7 @@ from schemathesis.specs.openapi.checks import (
 from curation.services import memory_update
 from memory.engine.ingest import InteractionInput, interactions_accept
 from memory.engine.projects import project_create, session_create, token_issue
-from memory.models import Membership, Role
+from memory.models import Entity, Membership, Role
 
 from .test_maintenance_support import link, remember
 
@@ -81,7 +81,7 @@ def callers(live_server_url) -> dict:
     return {
         "path_parameters": {"project_slug": "fuzz", "session_id": session.pk,
                             "interaction_id": accepted[0].interaction.pk, "memory_id": first.pk, "edge_id": edge.pk,
-                            "act_id": act.pk},
+                            "act_id": act.pk, "entity_id": Entity.objects.filter(project=project).first().pk},
         "token": {"headers": {"Authorization": f"Bearer {token}"}, "cookies": {}},
         "curator": {"headers": {"X-CSRFToken": csrf},
                     "cookies": {"sessionid": browser.cookies["sessionid"].value, "csrftoken": csrf}},

@@ -32,6 +32,9 @@ class Op(StrEnum):
     EDGE_REVIEWED = "edge.reviewed"  # the review model confirmed it
     EDGE_RELABELLED = "edge.relabelled"  # the review model changed its relation
     EDGE_REJECTED = "edge.rejected"  # the review model found no dependency
+    ENTITY_CREATED = "entity.created"  # split off another entity by a person, or restored by an undo
+    ENTITY_UPDATED = "entity.updated"  # renamed, an alias split off, a flag settled
+    ENTITY_MERGED = "entity.merged"  # another entity's mentions and names moved into it
     ENTITY_DELETED = "entity.deleted"
     RECALL_COMPLETED = "recall.completed"
     MAINTENANCE_DECAY = "maintenance.decay"
