@@ -53,6 +53,10 @@ export class CurationClient {
     return response.json();
   }
   undo(actId) { return this.send("POST", this.urls.undo.replace("/0/", `/${actId}/`), {}); }
+  renameEntity(id, name) { return this.send("PATCH", this.urls.entity.replace("/0/", `/${id}/`), { name }); }
+  mergeEntity(survivorId, duplicateId) {
+    return this.send("POST", this.urls.entityMerge.replace("/0/", `/${survivorId}/`), { duplicate_id: duplicateId });
+  }
   promote(interactionId) { return this.send("POST", this.urls.promote.replace("/0/", `/${interactionId}/`)); }
 }
 
@@ -184,6 +188,41 @@ export class CurationControls {
         h("button", { type: "button", class: "btn btn-small", id: "memory-link", onclick: () => this.startLink(memory.id) },
           gettext("Link to…")),
         memory.sensitive ? this._repeats(memory, reason) : null));
+  }
+
+  /** Rename one of the memory's entities, or merge it into another entity of the graph. */
+  entities(memory, { model, onChange }) {
+    const byName = new Map(model.entities.map((e) => [e.name, e]));
+    const own = memory.entities.map((name) => byName.get(name)).filter(Boolean);
+    if (!own.length) return null;
+    const pick = h("select", { id: "entity-pick", "aria-label": gettext("Entity") },
+      own.map((e) => h("option", { value: e.id }, e.name)));
+    const name = h("input", { type: "text", id: "entity-name", maxlength: "300", placeholder: gettext("New name") });
+    const into = h("select", { id: "entity-into", "aria-label": gettext("Merge into") },
+      h("option", { value: "" }, gettext("Merge into…")),
+      model.entities.filter((e) => !own.some((o) => o.id === e.id) || own.length > 1)
+        .map((e) => h("option", { value: e.id }, e.name)));
+    const chosen = () => model.entities.find((e) => String(e.id) === pick.value);
+    const rename = async () => {
+      const entity = chosen();
+      if (!entity || !name.value.trim()) return;
+      const answer = await this.act(this.client.renameEntity(entity.id, name.value.trim()),
+        interpolate(gettext("Renamed to %s."), [name.value.trim()]));
+      if (answer) onChange(entity.name, answer.entity.name, entity.id, answer.entity.id);
+    };
+    const merge = async () => {
+      const entity = chosen();
+      const survivor = model.entities.find((e) => String(e.id) === into.value);
+      if (!entity || !survivor || survivor.id === entity.id) return;
+      const answer = await this.act(this.client.mergeEntity(survivor.id, entity.id),
+        interpolate(gettext("%(from)s merged into %(into)s."), { from: entity.name, into: survivor.name }, true));
+      if (answer) onChange(entity.name, survivor.name, entity.id, survivor.id);
+    };
+    return h("div", { class: "curate entity-curation", id: "entity-curation" },
+      h("div", { class: "curate-row" }, pick, name,
+        h("button", { type: "button", class: "btn btn-small", id: "entity-rename", onclick: rename }, gettext("Rename"))),
+      h("div", { class: "curate-row" }, into,
+        h("button", { type: "button", class: "btn btn-small", id: "entity-merge", onclick: merge }, gettext("Merge"))));
   }
 
   /** Under a sensitive memory: the other memories repeating its values, with one button to mark them too. */

@@ -75,7 +75,9 @@ export class SidePanel {
         h("p", { class: "muted small" }, formatDateTime(memory.occurredAt)),
         this.curation ? this._section(gettext("Curate"), this.curation.memory(memory)) : null,
         this._section(gettext("Scores"), this._scores(memory)),
-        this._section(gettext("Entities"), this._entities(memory)),
+        this._section(gettext("Entities"), this._entities(memory),
+          this.curation ? this.curation.entities(memory, { model: this.model, onChange: (...a) => this._renamed(memory, ...a) })
+            : null),
         this._section(gettext("Dimensions"), this._dimensions(memory)),
         this._section(gettext("Source interactions"), sources),
         this._section(gettext("Links"), this._links(memory)),
@@ -132,8 +134,18 @@ export class SidePanel {
     return url.toString();
   }
 
-  _section(title, body) {
-    return h("section", { class: "panel-section" }, h("h3", null, title), body);
+  _section(title, body, extra = null) {
+    return h("section", { class: "panel-section" }, h("h3", null, title), body, extra);
+  }
+
+  /** An entity was renamed or merged: the names in this page follow (entity changes are project-wide). */
+  _renamed(memory, oldName, newName, oldId, newId) {
+    this.model.entities = this.model.entities.filter((e) => e.id !== oldId || oldId === newId)
+      .map((e) => (e.id === newId ? { ...e, name: newName } : e));
+    for (const other of this.model.memories.values()) {
+      if (other.entities.includes(oldName)) other.entities = [...new Set(other.entities.map((n) => (n === oldName ? newName : n)))];
+    }
+    this.show({ type: "memory", id: memory.id });
   }
 
   _bar(value, max) {

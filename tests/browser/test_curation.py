@@ -192,3 +192,28 @@ def test_a_curator_draws_an_edge_from_one_memory_to_another(page, site):
                 "&& e.relation === 'causal' && e.origin === 'human' && e.status === 'approved')")
     until(page, "!document.body.classList.contains('linking')")  # the answer may come after the live edge
     page.locator(f"#panel article[data-memory-id='{source}']").wait_for(timeout=5000)
+
+
+def test_a_curator_renames_and_merges_entities_from_the_memory_panel(page, site):
+    session_id = new_session(site, "Curation: suppliers")
+    for text in ("Acme Corp sent the invoice for the venue", "Acme Corporation is the supplier of the stage"):
+        post_interaction(site, session_id, text)
+    graph = api_get(site, f"sessions/{session_id}/graph/")
+    memory = next(m for m in graph["memories"] if "supplier" in m["content"])
+    login(page, site, site.member)
+    open_session(page, site, session_id)
+    page.evaluate(f"cw.app.select({{type: 'memory', id: {memory['id']}}})")
+    page.locator("#entity-curation").wait_for(timeout=5000)
+    page.select_option("#entity-pick", label="Acme Corporation")
+    page.select_option("#entity-into", label="Acme Corp")
+    screenshot(page, "curation-entity-merge")
+    page.click("#entity-merge")
+    page.locator("#toast .toast", has_text="merged into Acme Corp").wait_for(timeout=5000)
+    until(page, f"cw.model.memories.get({memory['id']}).entities.includes('Acme Corp')")
+    page.select_option("#entity-pick", label="Acme Corp")
+    page.fill("#entity-name", "ACME Corporation Ltd")
+    page.click("#entity-rename")
+    until(page, f"cw.model.memories.get({memory['id']}).entities.includes('ACME Corporation Ltd')")
+    entities = {e["name"]: e for e in api_get(site, f"sessions/{session_id}/graph/")["entities"]}
+    assert "ACME Corporation Ltd" in entities and "Acme Corporation" not in entities
+    assert {"Acme Corp", "Acme Corporation"} <= set(entities["ACME Corporation Ltd"]["aliases"])
