@@ -19,7 +19,7 @@ from memory.visibility import SENSITIVE_MASK, sensitive_memory_ids
 
 from . import entities, services
 from .models import ActKind, CurationAct
-from .selectors import entity_list, memory_repeats, review_queue
+from .selectors import actor_names, entity_list, memory_repeats, review_queue
 
 TAG = ["curation"]
 PEOPLE_ONLY = "Curation is for people: log in with a member's account; API tokens may not curate."
@@ -39,11 +39,15 @@ def _valid(serializer_class, data) -> dict:
 
 class ActOutput(serializers.ModelSerializer):
     undone = serializers.SerializerMethodField()
+    actor_name = serializers.SerializerMethodField(help_text="The person's username (the actor is user:<id>).")
 
     class Meta:
         model = CurationAct
-        fields = ["id", "session_id", "actor", "kind", "object_type", "object_id", "reason", "undoes_id", "undone",
-                  "created_at"]
+        fields = ["id", "session_id", "actor", "actor_name", "kind", "object_type", "object_id", "reason",
+                  "undoes_id", "undone", "created_at"]
+
+    def get_actor_name(self, obj: CurationAct) -> str:
+        return self.context.get("names", {}).get(obj.actor, obj.actor)
 
     def get_undone(self, obj: CurationAct) -> bool:
         return hasattr(obj, "undone_by") and obj.undone_by is not None
@@ -380,7 +384,7 @@ class ActListApi(APIView):
                 acts = acts.filter(**{field: params[name]})
         paginator = BoundedPagination()
         page = paginator.paginate_queryset(acts, request, view=self)
-        return paginator.get_paginated_response(ActOutput(page, many=True).data)
+        return paginator.get_paginated_response(ActOutput(page, many=True, context={"names": actor_names(page)}).data)
 
 
 class ActQueryInput(serializers.Serializer):

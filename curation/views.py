@@ -23,6 +23,7 @@ def review_queue_page(request, project_slug: str):
             "bulk": reverse("api-edges-bulk", kwargs={"project_slug": slug}),
             "edge": reverse("api-edge", kwargs={"project_slug": slug, "edge_id": 0}),
             "undo": reverse("api-curation-undo", kwargs={"project_slug": slug, "act_id": 0}),
+            "acts": reverse("api-curation-actions", kwargs={"project_slug": slug}),
             "session": reverse("session-detail", kwargs={"project_slug": slug, "session_id": 0}),
         },
         "canCurate": may_curate(access),

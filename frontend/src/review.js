@@ -4,11 +4,24 @@
 
 import { CurationClient, Toast } from "./curate.js";
 import { $, clear, h } from "./dom.js";
-import { formatNumber, gettext, interpolate, ngettext } from "./i18n.js";
+import { formatDateTime, formatNumber, gettext, interpolate, ngettext } from "./i18n.js";
 import { makeLabels } from "./labels.js";
 import { relationColor, textOn } from "./graph/style.js";
 
 const PAGE = 200;
+const LOG_PAGE = 30;
+
+function actLabel(kind) {
+  const labels = {
+    "edge.approve": gettext("approved an edge"), "edge.reject": gettext("rejected an edge"),
+    "edge.relabel": gettext("relabelled an edge"), "edge.draw": gettext("drew an edge"),
+    "edge.delete": gettext("deleted an edge"), "memory.sensitive": gettext("changed a sensitive mark"),
+    "memory.status": gettext("archived or restored"), "memory.kind": gettext("corrected a kind"),
+    "entity.rename": gettext("renamed an entity"), "entity.merge": gettext("merged entities"),
+    "entity.split": gettext("split an alias off"), "entity.flag": gettext("settled a duplicate flag"),
+  };
+  return labels[kind] || kind;
+}
 
 class ReviewQueue {
   constructor(config) {
@@ -39,7 +52,37 @@ class ReviewQueue {
     this.selected.clear();
     this.cursor = 0;
     this.render();
+    await this.loadLog();
     document.documentElement.dataset.reviewReady = "1";
+  }
+
+  /** The curation log: the project's latest acts, each undoable once (not an undo itself). */
+  async loadLog() {
+    const response = await fetch(`${this.config.urls.acts}?limit=${LOG_PAGE}`,
+      { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (!response.ok) return;
+    const { results } = await response.json();
+    const body = clear($("#acts-table tbody"));
+    for (const act of results) {
+      const undoable = this.config.canCurate && !act.undone && act.kind !== "undo";
+      body.append(h("tr", { dataset: { actId: act.id, kind: act.kind } },
+        h("td", { class: "num" }, String(act.id)),
+        h("td", null, act.kind === "undo" ? interpolate(gettext("undo of #%s"), [act.undoes_id]) : actLabel(act.kind)),
+        h("td", { class: "small" }, `${act.object_type} #${act.object_id}`),
+        h("td", { class: "small" }, act.actor_name || act.actor),
+        h("td", { class: "small" }, act.reason || "–"),
+        h("td", { class: "small nowrap" }, formatDateTime(act.created_at)),
+        h("td", null, act.undone ? h("span", { class: "muted small" }, gettext("undone"))
+          : undoable ? h("button", { type: "button", class: "btn btn-small", onclick: async () => {
+            try {
+              await this.client.undo(act.id);
+              this.toast.show(gettext("Undone."));
+            } catch (error) {
+              this.toast.show(interpolate(gettext("Not done: %s"), [error.message]), { error: true });
+            }
+            await this.loadLog();
+          } }, gettext("Undo")) : null)));
+    }
   }
 
   summary() {
@@ -114,6 +157,7 @@ class ReviewQueue {
       this.undoStack.push(acts.map((a) => a.id));
       this.cursor = Math.min(this.rows.length - 1, Math.max(...rows) + 1);
       this.render();
+      this.loadLog();
       this.toast.show(message, { undo: () => this.undo() });
     } catch (error) {
       this.toast.show(interpolate(gettext("Not done: %s"), [error.message]), { error: true });
@@ -153,6 +197,7 @@ class ReviewQueue {
         this.reviewed.delete(answer.edge.id);
       }
       this.render();
+      this.loadLog();
       this.toast.show(gettext("Undone."));
     } catch (error) {
       this.toast.show(interpolate(gettext("Not done: %s"), [error.message]), { error: true });

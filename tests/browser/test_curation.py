@@ -156,7 +156,15 @@ def test_the_review_queue_is_worked_with_the_keyboard(page, site):
     assert page.inner_text("#review-summary").startswith("1 of ")
     statuses = {e["id"]: e["status"] for s in _sessions(site) for e in api_get(site, f"sessions/{s}/graph/")["edges"]}
     assert statuses[int(first)] == "approved" and statuses[int(second)] == "inferred"
+    log = page.locator("#acts-table tbody")
+    log.locator("tr", has_text="undo of #").first.wait_for(timeout=5000)
+    approve = log.locator("tr[data-kind='edge.approve']").first
+    assert "alice" in approve.inner_text()
     screenshot(page, "review-queue-worked")
+    approve.locator("button").click()  # undo from the curation log
+    log.locator("tr[data-kind='edge.approve']").first.locator("text=undone").wait_for(timeout=5000)
+    statuses = {e["id"]: e["status"] for s in _sessions(site) for e in api_get(site, f"sessions/{s}/graph/")["edges"]}
+    assert statuses[int(first)] == "inferred"
     with page.expect_navigation():
         page.select_option("#language-select", "zh-hans")
     page.wait_for_selector("html[data-review-ready='1']", state="attached", timeout=10_000)
