@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.urls import reverse
 
+from memory.models import AgentSession
 from memory.web.access import may_curate, page_access
 from memory.web.labels import all_choices
 
@@ -30,4 +31,11 @@ def review_queue_page(request, project_slug: str):
         "relations": list(CURATED_RELATIONS),
         "choices": all_choices(),
     }
-    return render(request, "curation/review.html", {"project": access.project, "config": config})
+    session = _session(access, request.GET.get("session", ""))
+    return render(request, "curation/review.html", {"project": access.project, "config": config, "session": session})
+
+
+def _session(access, value: str) -> AgentSession | None:
+    """The session the queue is narrowed to (?session=<id>), if it is one of the project's."""
+    return AgentSession.objects.filter(project=access.project, pk=int(value)).first() if value.isdigit() \
+        and len(value) < 19 else None

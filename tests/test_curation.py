@@ -11,6 +11,7 @@ from curation.entities import entity_flag_dismiss, entity_rename, entity_split
 from curation.models import ActKind, CurationAct
 from curation.services import CurationConflict, act_undo, edge_delete, edge_draw, edge_update, memory_update
 from memory.engine.inference import Proposal, edges_apply
+from memory.engine.projects import session_create
 from memory.engine.recall import RecallQuery, memory_recall
 from memory.errors import ValidationFailed
 from memory.models import (
@@ -243,6 +244,11 @@ def test_the_queue_puts_the_edges_recalls_went_through_first(project, agent_sess
     assert [(r["id"], r["impact"]) for r in rows] == [(busy.pk, 2), (quiet.pk, 0)]
     page = viewer.get(f"/p/{project.slug}/review/")
     assert page.status_code == 200 and b"review.js" in page.content
+    narrowed = viewer.get(f"/p/{project.slug}/review/?session={agent_session.pk}").content.decode()
+    assert f"session #{agent_session.pk}" in narrowed and "Show the whole project" in narrowed
+    assert viewer.get(f"/p/{project.slug}/review/?session=99999999999999999999").status_code == 200
+    other = session_create(project=project, title="Another", actor="t")
+    assert viewer.get(f"/api/projects/{project.slug}/edges/?session={other.pk}").json()["count"] == 0
     assert b"Review queue (2 proposals)" in viewer.get(f"/p/{project.slug}/").content
 
 

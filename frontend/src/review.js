@@ -39,7 +39,9 @@ class ReviewQueue {
 
   async load() {
     const order = $("#review-order").value;
-    const url = `${this.config.urls.edges}?needs_review=true&status=inferred&order=${order}&limit=${PAGE}`;
+    const session = new URLSearchParams(location.search).get("session");
+    const url = `${this.config.urls.edges}?needs_review=true&status=inferred&order=${order}&limit=${PAGE}`
+      + (session && /^\d+$/.test(session) ? `&session=${session}` : "");
     const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
     if (!response.ok) {
       $("#review-summary").textContent = interpolate(gettext("Could not load the queue (%s)."), [response.status]);
