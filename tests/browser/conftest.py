@@ -143,6 +143,37 @@ def site(server_url, django_db_blocker) -> Site:
                 outsider="mallory")
 
 
+def _project_create(database: str, slug: str, name: str) -> str:
+    """Another project for the same people (alice curator, victor viewer); returns its agent token."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from memory.engine.projects import project_create, token_issue
+    from memory.models import Membership, Role
+
+    connection.settings_dict["NAME"] = database
+    try:
+        project = project_create(name=name, slug=slug)
+        users = get_user_model().objects
+        Membership.objects.create(project=project, user=users.get(username="alice"), role=Role.CURATOR)
+        Membership.objects.create(project=project, user=users.get(username="victor"), role=Role.VIEWER)
+        return token_issue(project=project, name="browser-tests")[1]
+    finally:
+        connection.close()
+
+
+def other_project(site: Site, django_db_blocker, slug: str, name: str) -> Site:
+    """The same site and people on a project of its own, so a test module's sessions leave the demo's alone."""
+    from dataclasses import replace
+
+    from django.db import connection
+
+    database = _test_database(connection)
+    with django_db_blocker.unblock(), ThreadPoolExecutor(max_workers=1) as pool:
+        token = pool.submit(_project_create, database, slug, name).result()
+    return replace(site, project_slug=slug, token=token, session_id=0)
+
+
 def login(page, site: Site, username: str) -> None:
     page.goto(site.url + "/login/")
     page.fill("#id_username", username)

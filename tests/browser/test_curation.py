@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import time
 
-from .conftest import api_get, login, new_session, open_session, post_interaction, screenshot, wait_live
+import pytest
+
+from .conftest import api_get, login, new_session, open_session, other_project, post_interaction, screenshot, wait_live
+
+
+@pytest.fixture(scope="module")
+def desk(site, django_db_blocker):
+    """A project of this module's own: its sessions must not push the demo's off the home page."""
+    return other_project(site, django_db_blocker, "curation-web", "Curation desk")
 
 
 def until(page, expression: str, timeout: float = 5.0) -> None:
@@ -16,22 +24,22 @@ def until(page, expression: str, timeout: float = 5.0) -> None:
         time.sleep(0.05)
 
 
-def _weakest_inferred_edge(site, session_id: int) -> dict:
-    graph = api_get(site, f"sessions/{session_id}/graph/")
+def _weakest_inferred_edge(desk, session_id: int) -> dict:
+    graph = api_get(desk, f"sessions/{session_id}/graph/")
     edges = [e for e in graph["edges"] if e["status"] == "inferred"
              and e["relation"] not in ("next_in_session", "shares_entity")]
     return min(edges or [e for e in graph["edges"] if e["status"] == "inferred"], key=lambda e: e["confidence"])
 
 
-def test_a_curator_approves_relabels_and_undoes_an_edge_from_the_panel(page, site):
-    session_id = new_session(site, "Curation: dinner plans")
+def test_a_curator_approves_relabels_and_undoes_an_edge_from_the_panel(page, desk):
+    session_id = new_session(desk, "Curation: dinner plans")
     for text in ("Xiaoming is allergic to peanuts, so every restaurant must be checked",
                  "Because of the allergy, book the Dadong restaurant that has a peanut-free kitchen",
                  "The Dadong booking is confirmed for Friday at 19:00"):
-        post_interaction(site, session_id, text)
-    edge = _weakest_inferred_edge(site, session_id)
-    login(page, site, site.member)
-    open_session(page, site, session_id)
+        post_interaction(desk, session_id, text)
+    edge = _weakest_inferred_edge(desk, session_id)
+    login(page, desk, desk.member)
+    open_session(page, desk, session_id)
     wait_live(page)
     page.evaluate(f"cw.app.select({{type: 'edge', id: {edge['id']}}})")
     panel = page.locator(f"#panel article[data-edge-id='{edge['id']}']")
@@ -41,7 +49,7 @@ def test_a_curator_approves_relabels_and_undoes_an_edge_from_the_panel(page, sit
     page.click("#edge-approve")
     page.locator("#toast .toast", has_text="approved").wait_for(timeout=5000)
     until(page, f"cw.model.edges.get({edge['id']}).status === 'approved'")
-    assert next(e for e in api_get(site, f"sessions/{session_id}/graph/")["edges"]
+    assert next(e for e in api_get(desk, f"sessions/{session_id}/graph/")["edges"]
                 if e["id"] == edge["id"])["status"] == "approved"
 
     target = "conditional" if edge["relation"] != "conditional" else "causal"
@@ -56,23 +64,23 @@ def test_a_curator_approves_relabels_and_undoes_an_edge_from_the_panel(page, sit
     assert page.inner_text("#panel-relation") != ""
 
 
-def test_a_memory_marked_sensitive_turns_masked_in_a_viewers_open_page(page, browser, site):
-    session_id = new_session(site, "Curation: passport")
-    post_interaction(site, session_id, "Xiaoming's passport number is E12345678 for the hotel check-in")
-    post_interaction(site, session_id, "The airline booking used the document E12345678 as well")
-    graph = api_get(site, f"sessions/{session_id}/graph/")
+def test_a_memory_marked_sensitive_turns_masked_in_a_viewers_open_page(page, browser, desk):
+    session_id = new_session(desk, "Curation: passport")
+    post_interaction(desk, session_id, "Xiaoming's passport number is E12345678 for the hotel check-in")
+    post_interaction(desk, session_id, "The airline booking used the document E12345678 as well")
+    graph = api_get(desk, f"sessions/{session_id}/graph/")
     (memory,) = [m for m in graph["memories"] if "passport" in m["content"]]
     (repeat,) = [m for m in graph["memories"] if "airline" in m["content"]]
 
     viewer_context = browser.new_context()
     viewer = viewer_context.new_page()
-    login(viewer, site, site.viewer)
-    open_session(viewer, site, session_id)
+    login(viewer, desk, desk.viewer)
+    open_session(viewer, desk, session_id)
     wait_live(viewer)
     assert viewer.evaluate(f"cw.model.memories.get({memory['id']}).content").startswith("Xiaoming")
 
-    login(page, site, site.member)
-    open_session(page, site, session_id)
+    login(page, desk, desk.member)
+    open_session(page, desk, session_id)
     page.evaluate(f"cw.app.select({{type: 'memory', id: {memory['id']}}})")
     page.locator(f"#panel article[data-memory-id='{memory['id']}']").wait_for(timeout=5000)
     page.fill("#curate-reason", "a passport number")
@@ -93,15 +101,15 @@ def test_a_memory_marked_sensitive_turns_masked_in_a_viewers_open_page(page, bro
     viewer_context.close()
 
 
-def test_the_curation_controls_speak_chinese(page, site):
-    session_id = new_session(site, "校订：婚宴")
+def test_the_curation_controls_speak_chinese(page, desk):
+    session_id = new_session(desk, "校订：婚宴")
     for text in ("婚宴定在沅江宾馆，每桌2688元", "因为五一是旺季，婚宴改到5月16号，每桌2788元"):
-        post_interaction(site, session_id, text)
-    edge = _weakest_inferred_edge(site, session_id)
-    login(page, site, site.member)
+        post_interaction(desk, session_id, text)
+    edge = _weakest_inferred_edge(desk, session_id)
+    login(page, desk, desk.member)
     with page.expect_navigation():
         page.select_option("#language-select", "zh-hans")
-    open_session(page, site, session_id)
+    open_session(page, desk, session_id)
     wait_live(page)
     page.evaluate(f"cw.app.select({{type: 'edge', id: {edge['id']}}})")
     page.locator(f"#panel article[data-edge-id='{edge['id']}']").wait_for(timeout=5000)
@@ -119,24 +127,24 @@ def test_the_curation_controls_speak_chinese(page, site):
         page.select_option("#language-select", "en")
 
 
-def _proposals_session(site, title: str, texts: list[str]) -> list[dict]:
-    session_id = new_session(site, title)
+def _proposals_session(desk, title: str, texts: list[str]) -> list[dict]:
+    session_id = new_session(desk, title)
     for text in texts:
-        post_interaction(site, session_id, text)
-    queue = api_get(site, f"sessions/{session_id}/graph/")["edges"]
+        post_interaction(desk, session_id, text)
+    queue = api_get(desk, f"sessions/{session_id}/graph/")["edges"]
     return [e for e in queue if e["needs_review"] and e["status"] == "inferred"]
 
 
-def test_the_review_queue_is_worked_with_the_keyboard(page, site):
-    proposals = _proposals_session(site, "Curation: review queue", [
+def test_the_review_queue_is_worked_with_the_keyboard(page, desk):
+    proposals = _proposals_session(desk, "Curation: review queue", [
         "We have 5000 RMB for the whole Shanghai trip",
         "Then we look for hotels near the Bund within that money",
         "If the hotel has no breakfast, we eat at the Yu Garden stalls",
         "Because the Peace Hotel is full, book the Astor House instead",
     ])
     assert len(proposals) >= 2, proposals
-    login(page, site, site.member)
-    page.goto(f"{site.url}/p/{site.project_slug}/")
+    login(page, desk, desk.member)
+    page.goto(f"{desk.url}/p/{desk.project_slug}/")
     page.click("#review-link")
     page.wait_for_selector("html[data-review-ready='1']", state="attached", timeout=10_000)
     summary = page.inner_text("#review-summary")
@@ -154,7 +162,7 @@ def test_the_review_queue_is_worked_with_the_keyboard(page, site):
     page.keyboard.press("u")
     page.locator("#toast .toast", has_text="Undone").wait_for(timeout=5000)
     assert page.inner_text("#review-summary").startswith("1 of ")
-    statuses = {e["id"]: e["status"] for s in _sessions(site) for e in api_get(site, f"sessions/{s}/graph/")["edges"]}
+    statuses = {e["id"]: e["status"] for s in _sessions(desk) for e in api_get(desk, f"sessions/{s}/graph/")["edges"]}
     assert statuses[int(first)] == "approved" and statuses[int(second)] == "inferred"
     log = page.locator("#acts-table tbody")
     log.locator("tr", has_text="undo of #").first.wait_for(timeout=5000)
@@ -163,7 +171,7 @@ def test_the_review_queue_is_worked_with_the_keyboard(page, site):
     screenshot(page, "review-queue-worked")
     approve.locator("button").click()  # undo from the curation log
     log.locator("tr[data-kind='edge.approve']").first.locator("text=undone").wait_for(timeout=5000)
-    statuses = {e["id"]: e["status"] for s in _sessions(site) for e in api_get(site, f"sessions/{s}/graph/")["edges"]}
+    statuses = {e["id"]: e["status"] for s in _sessions(desk) for e in api_get(desk, f"sessions/{s}/graph/")["edges"]}
     assert statuses[int(first)] == "inferred"
     with page.expect_navigation():
         page.select_option("#language-select", "zh-hans")
@@ -178,14 +186,14 @@ def _sessions(site) -> list[int]:
     return [s["id"] for s in api_get(site, "sessions/")]
 
 
-def test_a_curator_draws_an_edge_from_one_memory_to_another(page, site):
-    session_id = new_session(site, "Curation: drawing")
+def test_a_curator_draws_an_edge_from_one_memory_to_another(page, desk):
+    session_id = new_session(desk, "Curation: drawing")
     for text in ("The museum pass costs 60 RMB", "Buy the museum pass at the Bund kiosk on Saturday"):
-        post_interaction(site, session_id, text)
-    memories = {m["content"][:10]: m["id"] for m in api_get(site, f"sessions/{session_id}/graph/")["memories"]}
+        post_interaction(desk, session_id, text)
+    memories = {m["content"][:10]: m["id"] for m in api_get(desk, f"sessions/{session_id}/graph/")["memories"]}
     source, target = memories["The museum"], memories["Buy the mu"]
-    login(page, site, site.member)
-    open_session(page, site, session_id)
+    login(page, desk, desk.member)
+    open_session(page, desk, session_id)
     wait_live(page)
     page.evaluate(f"cw.app.select({{type: 'memory', id: {source}}})")
     page.click("#memory-link")
@@ -202,14 +210,14 @@ def test_a_curator_draws_an_edge_from_one_memory_to_another(page, site):
     page.locator(f"#panel article[data-memory-id='{source}']").wait_for(timeout=5000)
 
 
-def test_a_curator_renames_and_merges_entities_from_the_memory_panel(page, site):
-    session_id = new_session(site, "Curation: suppliers")
+def test_a_curator_renames_and_merges_entities_from_the_memory_panel(page, desk):
+    session_id = new_session(desk, "Curation: suppliers")
     for text in ("Acme Corp sent the invoice for the venue", "Acme Corporation is the supplier of the stage"):
-        post_interaction(site, session_id, text)
-    graph = api_get(site, f"sessions/{session_id}/graph/")
+        post_interaction(desk, session_id, text)
+    graph = api_get(desk, f"sessions/{session_id}/graph/")
     memory = next(m for m in graph["memories"] if "supplier" in m["content"])
-    login(page, site, site.member)
-    open_session(page, site, session_id)
+    login(page, desk, desk.member)
+    open_session(page, desk, session_id)
     page.evaluate(f"cw.app.select({{type: 'memory', id: {memory['id']}}})")
     page.locator("#entity-curation").wait_for(timeout=5000)
     page.select_option("#entity-pick", label="Acme Corporation")
@@ -222,6 +230,6 @@ def test_a_curator_renames_and_merges_entities_from_the_memory_panel(page, site)
     page.fill("#entity-name", "ACME Corporation Ltd")
     page.click("#entity-rename")
     until(page, f"cw.model.memories.get({memory['id']}).entities.includes('ACME Corporation Ltd')")
-    entities = {e["name"]: e for e in api_get(site, f"sessions/{session_id}/graph/")["entities"]}
+    entities = {e["name"]: e for e in api_get(desk, f"sessions/{session_id}/graph/")["entities"]}
     assert "ACME Corporation Ltd" in entities and "Acme Corporation" not in entities
     assert {"Acme Corp", "Acme Corporation"} <= set(entities["ACME Corporation Ltd"]["aliases"])
