@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from memory.access import Access
 from memory.api.access import request_access
-from memory.api.pagination import BoundedPagination
+from memory.api.pagination import BoundedPagination, page_of
 from memory.api.serializers import MemoryOutput, graph_edge, id_field, memory_label
 from memory.models import Edge, EdgeStatus, Memory, MemoryKind, MemoryStatus, Relation, Role
 from memory.visibility import SENSITIVE_MASK, sensitive_memory_ids
@@ -73,11 +73,7 @@ class ReviewEdgeOutput(serializers.Serializer):
     impact = serializers.IntegerField(help_text="Stored recalls whose activation went through this edge.")
 
 
-class ReviewPageOutput(serializers.Serializer):
-    count = serializers.IntegerField()
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
-    results = ReviewEdgeOutput(many=True)
+ReviewPageOutput = page_of(ReviewEdgeOutput(many=True), "ReviewPageOutput")
 
 
 class EdgeQueryInput(serializers.Serializer):
@@ -259,11 +255,7 @@ class CuratedEntityOutput(serializers.Serializer):
     possibly_same_as = EntityFlagOutput(many=True)
 
 
-class EntityPageOutput(serializers.Serializer):
-    count = serializers.IntegerField()
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
-    results = CuratedEntityOutput(many=True)
+EntityPageOutput = page_of(CuratedEntityOutput(many=True), "EntityPageOutput")
 
 
 class EntityQueryInput(serializers.Serializer):
@@ -323,51 +315,40 @@ class EntityDetailApi(APIView):
     @extend_schema(tags=TAG, request=EntityRenameInput, summary="Rename an entity (the old name stays an alias)",
                    responses={200: EntityActOutput, 409: OpenApiResponse(description="That name is taken: merge.")})
     def patch(self, request, project_slug: str, entity_id: int):
-        access = _people(request, project_slug)
-        data = _valid(EntityRenameInput, request.data)
-        return _entity_answer(entities.entity_rename(project=access.project, actor=access.actor,
-                                                     entity_id=entity_id, **data))
+        return _entity_act(request, project_slug, EntityRenameInput, entities.entity_rename, entity_id=entity_id)
 
 
 class EntityMergeApi(APIView):
     @extend_schema(tags=TAG, request=EntityMergeInput, responses=EntityActOutput,
                    summary="Merge another entity into this one (mentions and names follow)")
     def post(self, request, project_slug: str, entity_id: int):
-        access = _people(request, project_slug)
-        data = _valid(EntityMergeInput, request.data)
-        return _entity_answer(entities.entity_merge(project=access.project, actor=access.actor, survivor_id=entity_id,
-                                                    **data))
+        return _entity_act(request, project_slug, EntityMergeInput, entities.entity_merge, survivor_id=entity_id)
 
 
 class EntitySplitApi(APIView):
     @extend_schema(tags=TAG, request=EntitySplitInput, responses=EntityActOutput,
                    summary="Split a wrongly merged alias off into its own entity")
     def post(self, request, project_slug: str, entity_id: int):
-        access = _people(request, project_slug)
-        data = _valid(EntitySplitInput, request.data)
-        return _entity_answer(entities.entity_split(project=access.project, actor=access.actor, entity_id=entity_id,
-                                                    **data))
+        return _entity_act(request, project_slug, EntitySplitInput, entities.entity_split, entity_id=entity_id)
 
 
 class EntityDismissApi(APIView):
     @extend_schema(tags=TAG, request=EntityDismissInput, responses=EntityActOutput,
                    summary="Settle a possibly_same_as flag: the two entities are different")
     def post(self, request, project_slug: str, entity_id: int):
-        access = _people(request, project_slug)
-        data = _valid(EntityDismissInput, request.data)
-        return _entity_answer(entities.entity_flag_dismiss(project=access.project, actor=access.actor,
-                                                           entity_id=entity_id, **data))
+        return _entity_act(request, project_slug, EntityDismissInput, entities.entity_flag_dismiss,
+                           entity_id=entity_id)
 
 
-def _entity_answer(outcome: services.Outcome) -> Response:
+def _entity_act(request, slug: str, input_class, service, **ids) -> Response:
+    """A curator's act on an entity: validate the body, call the service, answer the act and the entity."""
+    access = _people(request, slug)
+    data = _valid(input_class, request.data)
+    outcome = service(project=access.project, actor=access.actor, **ids, **data)
     return Response({"act": ActOutput(outcome.act).data, "entity": _entity_row(outcome.object)})
 
 
-class ActPageOutput(serializers.Serializer):
-    count = serializers.IntegerField()
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
-    results = ActOutput(many=True)
+ActPageOutput = page_of(ActOutput(many=True), "ActPageOutput")
 
 
 class ActListApi(APIView):

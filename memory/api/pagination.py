@@ -6,6 +6,7 @@ database, where one beyond bigint was a 500.
 
 from __future__ import annotations
 
+from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 
@@ -30,3 +31,11 @@ def _bounded(request, name: str, default: int, low: int, high: int) -> int:
     if not (raw.isascii() and raw.isdigit() and len(raw) <= len(str(high))) or not low <= int(raw) <= high:
         raise ValidationError({name: [f"must be a whole number from {low} to {high}"]})
     return int(raw)
+
+
+def page_of(results: serializers.Serializer, name: str, doc: str = "") -> type[serializers.Serializer]:
+    """The documented shape of one BoundedPagination page of `results` (a serializer with many=True)."""
+    fields = {"count": serializers.IntegerField(), "next": serializers.URLField(allow_null=True),
+              "previous": serializers.URLField(allow_null=True), "results": results,
+              "__doc__": doc or f"One page of {name.removesuffix('PageOutput').lower()} (limit/offset pagination)."}
+    return type(name, (serializers.Serializer,), fields)

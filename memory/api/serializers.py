@@ -18,6 +18,7 @@ from ..visibility import (
     mask_memory_snapshot,
     sensitive_interaction_ids,
 )
+from .pagination import page_of
 
 
 @extend_schema_field({"type": "integer", "format": "int64", "minimum": 1})
@@ -127,13 +128,8 @@ class InteractionOutput(serializers.ModelSerializer):
         return mask_interaction(data, interaction_mask(instance.pk, instance.status, hidden))
 
 
-class InteractionPageOutput(serializers.Serializer):
-    """One page of a session's interactions (limit/offset pagination)."""
-
-    count = serializers.IntegerField()
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
-    results = InteractionOutput(many=True)
+InteractionPageOutput = page_of(InteractionOutput(many=True), "InteractionPageOutput",
+                                "One page of a session's interactions (limit/offset pagination).")
 
 
 class AcceptedOutput(serializers.Serializer):
