@@ -96,6 +96,7 @@ export class FilterPanel {
     this.filters = filters;
     this.model = model;
     this.render();
+    model.subscribe(() => this.refreshCounts());
   }
 
   render() {

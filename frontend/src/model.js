@@ -82,6 +82,7 @@ export class GraphModel {
     this.edges = new Map();
     this.interactions = new Map();
     this.entities = (graph.entities || []).map((e) => ({ id: e.id, name: e.name, type: e.type }));
+    this.listeners = new Set();
     this.truncated = Boolean(graph.truncated);
     this.totalMemories = Number(graph.total_memories ?? (graph.memories || graph.nodes || []).length);
     this.around = graph.around ?? null;
@@ -123,6 +124,17 @@ export class GraphModel {
   }
 
   /** Apply a delivery of changes; duplicates (already seen ids) are skipped. */
+  /** Call `listener(patch)` after every applied batch of changes (see `notify`); returns an unsubscribe. */
+  subscribe(listener) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Tell the subscribed panels and tables about a patch, once the graph view has drawn it. */
+  notify(patch) {
+    for (const listener of this.listeners) listener(patch);
+  }
+
   apply(changes) {
     const patch = emptyPatch();
     const fresh = [];

@@ -11,6 +11,7 @@ export class SidePanel {
   constructor(root, { config, model, labels, onSelect, onEntity, curation = null }) {
     Object.assign(this, { root, config, model, labels, onSelect, onEntity, curation });
     this.selection = null;
+    model.subscribe((patch) => this.refresh(patch));
     this.interactionCache = new Map();
     this.showEmpty();
   }

@@ -54,6 +54,9 @@ class SessionApp {
       model: this.model, filters: this.filters, labels: this.labels,
       canSeeSensitive: this.config.canSeeSensitive, onSelect: (s) => this.select(s),
     });
+    this.model.subscribe(() => this.tab === "list" && this.table.render(this.visibleIds));
+    this.model.subscribe((patch) => patch.interactions.length && this.tab === "interactions"
+      && this.interactionTable.render());
     this.interactionTable = new InteractionTable($("#view-interactions"), {
       model: this.model, filters: this.filters, labels: this.labels, curation: this.curation,
     });
@@ -106,10 +109,7 @@ class SessionApp {
     const added = this.view.patch(patch, (element) => this._elementVisible(element));
     if (structural) this.applyFilters();
     else if (this.filters.searchActive()) this._highlight();
-    this.filterPanel.refreshCounts();
-    this.panel.refresh(patch);
-    if (this.tab === "list") this.table.render(this.visibleIds);
-    if (patch.interactions.length && this.tab === "interactions") this.interactionTable.render();
+    this.model.notify(patch); // the side panel, the filter counts and the tables are subscribed
     this._stats();
     if (added.nonempty()) document.dispatchEvent(new CustomEvent("cw:patched", { detail: { added: added.map((e) => e.id()) } }));
   }
