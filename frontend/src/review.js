@@ -54,8 +54,41 @@ class ReviewQueue {
     this.selected.clear();
     this.cursor = 0;
     this.render();
-    await this.loadLog();
+    await Promise.all([this.loadLog(), this.loadDuplicates()]);
     document.documentElement.dataset.reviewReady = "1";
+  }
+
+  /** The engine's possibly_same_as flags: merge the pair, or say they are different. */
+  async loadDuplicates() {
+    const response = await fetch(`${this.config.urls.entities}?flagged=true&limit=100`,
+      { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (!response.ok) return;
+    const { results } = await response.json();
+    const pairs = results.flatMap((entity) => entity.possibly_same_as.map((other) => ({ entity, other })));
+    $("#duplicates").hidden = !pairs.length;
+    const list = clear($("#duplicate-list"));
+    for (const { entity, other } of pairs) {
+      const act = async (promise, message) => {
+        try {
+          await promise;
+          this.toast.show(message);
+        } catch (error) {
+          this.toast.show(interpolate(gettext("Not done: %s"), [error.message]), { error: true });
+        }
+        await Promise.all([this.loadDuplicates(), this.loadLog()]);
+      };
+      list.append(h("li", { class: "duplicate", dataset: { entityId: entity.id, otherId: other.id } },
+        h("span", null, h("strong", null, entity.name), " ≈ ", h("strong", null, other.name || `#${other.id}`),
+          " ", h("span", { class: "muted small" }, interpolate(gettext("similarity %s"), [formatNumber(other.similarity)]))),
+        this.config.canCurate ? h("span", { class: "duplicate-actions" },
+          h("button", { type: "button", class: "btn btn-small", onclick: () => act(this.client.send("POST",
+            this.config.urls.entityMerge.replace("/0/", `/${entity.id}/`), { duplicate_id: other.id }),
+          interpolate(gettext("%(from)s merged into %(into)s."), { from: other.name, into: entity.name }, true)) },
+          interpolate(gettext("Merge into %s"), [entity.name])),
+          h("button", { type: "button", class: "btn btn-small", onclick: () => act(this.client.send("POST",
+            this.config.urls.entityDismiss.replace("/0/", `/${entity.id}/`), { other_id: other.id }),
+          gettext("Marked as different.")) }, gettext("Not the same"))) : null));
+    }
   }
 
   /** The curation log: the project's latest acts, each undoable once (not an undo itself). */
@@ -65,6 +98,7 @@ class ReviewQueue {
     if (!response.ok) return;
     const { results } = await response.json();
     const body = clear($("#acts-table tbody"));
+    if (!results.length) body.append(h("tr", null, h("td", { colspan: "7", class: "muted small" }, gettext("No curation acts yet."))));
     for (const act of results) {
       const undoable = this.config.canCurate && !act.undone && act.kind !== "undo";
       body.append(h("tr", { dataset: { actId: act.id, kind: act.kind } },

@@ -162,6 +162,25 @@ def _project_create(database: str, slug: str, name: str) -> str:
         connection.close()
 
 
+def _in_database(database: str, fn, *args):
+    from django.db import connection
+
+    connection.settings_dict["NAME"] = database
+    try:
+        return fn(*args)
+    finally:
+        connection.close()
+
+
+def in_database(django_db_blocker, fn, *args):
+    """Run `fn(*args)` with the ORM on the test database, in a worker thread (Playwright's loop runs here)."""
+    from django.db import connection
+
+    database = _test_database(connection)
+    with django_db_blocker.unblock(), ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(_in_database, database, fn, *args).result()
+
+
 def other_project(site: Site, django_db_blocker, slug: str, name: str) -> Site:
     """The same site and people on a project of its own, so a test module's sessions leave the demo's alone."""
     from dataclasses import replace

@@ -7,7 +7,17 @@ import time
 
 import pytest
 
-from .conftest import api_get, login, new_session, open_session, other_project, post_interaction, screenshot, wait_live
+from .conftest import (
+    api_get,
+    in_database,
+    login,
+    new_session,
+    open_session,
+    other_project,
+    post_interaction,
+    screenshot,
+    wait_live,
+)
 
 
 @pytest.fixture(scope="module")
@@ -233,3 +243,32 @@ def test_a_curator_renames_and_merges_entities_from_the_memory_panel(page, desk)
     entities = {e["name"]: e for e in api_get(desk, f"sessions/{session_id}/graph/")["entities"]}
     assert "ACME Corporation Ltd" in entities and "Acme Corporation" not in entities
     assert {"Acme Corp", "Acme Corporation"} <= set(entities["ACME Corporation Ltd"]["aliases"])
+
+
+def _flag(slug: str) -> tuple[int, int]:
+    from memory.models import Entity
+
+    first, second = (Entity.objects.get(project__slug=slug, normalized_name=n) for n in ("nanjing road", "nanjing lu"))
+    Entity.objects.filter(pk=first.pk).update(evidence=[{"possibly_same_as": second.pk, "name": second.name,
+                                                          "similarity": 0.78}])
+    return first.pk, second.pk
+
+
+def test_possible_duplicate_entities_are_settled_from_the_review_page(page, desk, django_db_blocker):
+    session_id = new_session(desk, "Curation: streets")
+    for text in ("We walk down Nanjing Road in the evening", "Nanjing Lu has the best dumpling shops"):
+        post_interaction(desk, session_id, text)
+    names = {e["name"] for e in api_get(desk, f"sessions/{session_id}/graph/")["entities"]}
+    assert {"Nanjing Road", "Nanjing Lu"} <= names, names
+    first, second = in_database(django_db_blocker, _flag, desk.project_slug)
+    login(page, desk, desk.member)
+    page.goto(f"{desk.url}/p/{desk.project_slug}/review/")
+    page.wait_for_selector("html[data-review-ready='1']", state="attached", timeout=10_000)
+    pair = page.locator(f".duplicate[data-entity-id='{first}'][data-other-id='{second}']")
+    assert "Nanjing Road ≈ Nanjing Lu" in pair.inner_text()
+    screenshot(page, "review-duplicates")
+    pair.locator("button", has_text="Merge into Nanjing Road").click()
+    page.locator("#toast .toast", has_text="merged into Nanjing Road").wait_for(timeout=5000)
+    until(page, "document.getElementById('duplicates').hidden")
+    entities = {e["name"]: e for e in api_get(desk, f"sessions/{session_id}/graph/")["entities"]}
+    assert "Nanjing Lu" not in entities and "Nanjing Lu" in entities["Nanjing Road"]["aliases"]
