@@ -192,4 +192,5 @@ def _unmerge(project: Project, actor: str, survivor_before: dict, duplicate: dic
             EntityMention.objects.get_or_create(entity=restored, memory_id=memory_id, defaults={"surface": surface})
     _restore(survivor, survivor_before)
     return survivor, [_log(project, actor, Op.ENTITY_UPDATED, survivor.pk, before, entity_snapshot(survivor)),
-                      _log(project, actor, Op.ENTITY_CREATED, restored.pk, None, entity_snapshot(restored))]
+                      _log(project, actor, Op.ENTITY_CREATED, restored.pk, None,
+                           entity_snapshot(restored, mentions=True))]

@@ -23,7 +23,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from .engine.events import session_group
+from .engine.events import project_wide_group, session_group
 from .engine.snapshots import change_snapshot
 from .live import listener, subscriptions
 from .live.access import NotAllowed, UnknownSession, Watch, session_watch
@@ -59,12 +59,15 @@ class SessionGraphConsumer(AsyncJsonWebsocketConsumer):
         self.group = session_group(session_id)
         subscriptions.watch(self.watch.project_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
+        self.wide_group = project_wide_group(self.watch.project_id)  # entity renames and merges
+        await self.channel_layer.group_add(self.wide_group, self.channel_name)
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
         if self.watch is not None and hasattr(self, "group"):
             subscriptions.unwatch(self.watch.project_id)
             await self.channel_layer.group_discard(self.group, self.channel_name)
+            await self.channel_layer.group_discard(self.wide_group, self.channel_name)
 
     async def receive_json(self, content: Any, **kwargs) -> None:
         if self.watch is None:

@@ -7,7 +7,9 @@ the change log, interaction lists, the session page's embedded data, maintenance
 - an interaction a sensitive memory was made from (or that repeats one and was attached to it)
   shows no content or metadata; nor does a pending one, which may turn out to repeat one;
 - an edge touching a sensitive memory shows no rationale (rules quote values: "new phone: +86…");
-- a recall event names only the memories the reader may see, and never the query.
+- a recall event names only the memories the reader may see, and never the query;
+- an entity change shows its names only if a memory the reader may see mentions the entity, and
+  lists only such memories among its mentions.
 
 A memory counts as sensitive if it is now *or* a snapshot says it was: content recorded before it was
 marked (its `memory.created` row) must not leak through the log either. Whether a reader may see
@@ -20,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .models import Interaction, InteractionStatus, Memory
+from .models import EntityMention, Interaction, InteractionStatus, Memory
 
 SENSITIVE_MASK = "[sensitive]"
 PENDING_MASK = "[not processed yet]"
@@ -36,6 +38,7 @@ class SensitiveRefs:
     memory_ids: frozenset[int] = field(default_factory=frozenset)
     interaction_ids: frozenset[int] = field(default_factory=frozenset)
     pending_interaction_ids: frozenset[int] = field(default_factory=frozenset)  # pending now, not in the snapshot
+    hidden_entity_ids: frozenset[int] = field(default_factory=frozenset)  # no visible memory mentions them
 
 
 def sensitive_memory_ids(ids: Iterable[int]) -> set[int]:
@@ -63,6 +66,8 @@ def _named_memories(change: dict[str, Any]) -> set[int]:
             named |= {snapshot.get("source_id"), snapshot.get("target_id")} - {None}
         elif kind == "recall":
             named |= set(snapshot.get("memory_ids") or [])
+        elif kind == "entity":
+            named |= {m for m, _ in snapshot.get("mentions") or []}
     return named
 
 
@@ -72,8 +77,12 @@ def sensitive_refs(changes: list[dict[str, Any]]) -> SensitiveRefs:
     interaction_ids = {c["object_id"] for c in changes if c["object_type"] == "interaction" and c["object_id"]}
     pending = set(Interaction.objects.filter(pk__in=interaction_ids, status=InteractionStatus.PENDING)
                   .values_list("pk", flat=True)) if interaction_ids else set()
+    entity_ids = {c["object_id"] for c in changes if c["object_type"] == "entity" and c["object_id"]}
+    shown = set(EntityMention.objects.filter(entity_id__in=entity_ids, memory__sensitive=False)
+                .values_list("entity_id", flat=True)) if entity_ids else set()
     return SensitiveRefs(frozenset(sensitive_memory_ids(memory_ids)),
-                         frozenset(sensitive_interaction_ids(interaction_ids)), frozenset(pending))
+                         frozenset(sensitive_interaction_ids(interaction_ids)), frozenset(pending),
+                         frozenset(entity_ids - shown))
 
 
 def mask_memory_snapshot(data: dict[str, Any]) -> dict[str, Any]:
@@ -120,11 +129,22 @@ def mask_change(change: dict[str, Any], refs: SensitiveRefs) -> dict[str, Any]:
         return {**change, **{key: {**s, "rationale": edge_rationale(s.get("rationale", ""), s.get("source_id"),
                                                                     s.get("target_id"), refs.memory_ids)}
                              for key, s in snapshots.items() if "rationale" in s}}
+    elif kind == "entity":
+        hidden = object_id in refs.hidden_entity_ids
+        return {**change, **{key: _entity_view(s, hidden, refs.memory_ids) for key, s in snapshots.items()}}
     elif kind == "recall":
         return {**change, **{key: {k: v for k, v in s.items() if k != "query"}
                              | {"memory_ids": [i for i in s.get("memory_ids") or [] if i not in refs.memory_ids]}
                              for key, s in snapshots.items()}}
     return change
+
+
+def _entity_view(snapshot: dict[str, Any], hidden: bool, sensitive_ids: frozenset[int]) -> dict[str, Any]:
+    mentions = [[m, surface] for m, surface in snapshot.get("mentions") or [] if m not in sensitive_ids]
+    view = {**snapshot, **({"mentions": mentions} if "mentions" in snapshot else {})}
+    if hidden:
+        view.update(name=SENSITIVE_MASK, normalized_name=SENSITIVE_MASK, aliases=[], evidence=[])
+    return view
 
 
 def changes_for_viewer(changes: list[dict[str, Any]], *, show_sensitive: bool,

@@ -128,3 +128,25 @@ def test_a_persons_recall_does_not_count_as_an_access_an_agents_does(agent_sessi
     for reader, expected in (("viewer", 0), ("curator", 0), ("token", 1)):
         assert readers[reader].post(url, query, format="json").status_code == 200
         assert Memory.objects.get(pk=memory.pk).access_count == expected, reader
+
+
+def test_an_entity_change_names_only_what_the_reader_may_see(agent_session):
+    from curation.entities import entity_rename
+    from memory.engine.events import group_messages, project_wide_group
+    from memory.engine.snapshots import change_snapshot
+    from memory.models import Entity
+    from memory.visibility import changes_for_viewer
+
+    secret = remember(agent_session, "Xiaoming's doctor is at the Huashan Hospital", sensitive=True)
+    hospital = Entity.objects.get(project=agent_session.project, normalized_name="huashan hospital")
+    outcome = entity_rename(project=agent_session.project, actor="user:1", entity_id=hospital.pk,
+                            name="Huashan Hospital Pudong")
+    (change,) = outcome.act.changes.all()
+    snapshot = change_snapshot(change)
+    (shown,) = changes_for_viewer([snapshot], show_sensitive=False)
+    assert shown["after"]["name"] == shown["before"]["name"] == "[sensitive]" and shown["after"]["aliases"] == []
+    assert "Huashan" not in json.dumps(shown)
+    assert changes_for_viewer([snapshot], show_sensitive=True)[0]["after"]["name"] == "Huashan Hospital Pudong"
+    assert list(group_messages([snapshot])) == [f"project.{agent_session.project_id}",
+                                                 project_wide_group(agent_session.project_id)]
+    assert secret.pk  # only a sensitive memory mentions it

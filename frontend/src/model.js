@@ -177,6 +177,36 @@ export class GraphModel {
     else if (type === "edge") this._applyEdge(change, patch);
     else if (type === "interaction") this._applyInteraction(change, patch);
     else if (type === "recall" && change.after) patch.recalls.push(change.after);
+    else if (type === "entity" && change.after) this._applyEntity(change, patch);
+  }
+
+  /** A person renamed, merged or split an entity (a project-wide change): the names on memories follow. */
+  _applyEntity(change, patch) {
+    const { before, after } = change;
+    if (after.name === "[sensitive]") return; // the reader may not see this entity
+    const renames = new Map();
+    if (change.op === "entity.merged") for (const alias of after.aliases || []) renames.set(alias, after.name);
+    if (before && before.name && before.name !== after.name) renames.set(before.name, after.name);
+    const known = this.entities.find((e) => e.id === after.id);
+    this.entities = this.entities.filter((e) => e.id === after.id || !renames.has(e.name));
+    if (known) Object.assign(known, { name: after.name, type: after.type });
+    else this.entities.push({ id: after.id, name: after.name, type: after.type });
+    const touched = new Set();
+    for (const memory of this.memories.values()) {
+      if (!memory.entities.some((n) => renames.has(n))) continue;
+      memory.entities = [...new Set(memory.entities.map((n) => renames.get(n) || n))];
+      touched.add(memory.id);
+    }
+    // A split: the memories that wrote the alias now mention the new entity instead of the old one.
+    const parent = (after.evidence || []).map((e) => e.split_from).find(Boolean);
+    const parentName = parent && (this.entities.find((e) => e.id === parent) || {}).name;
+    for (const [memoryId] of after.mentions || []) {
+      const memory = this.memories.get(memoryId);
+      if (!memory) continue;
+      memory.entities = [...new Set([...memory.entities.filter((n) => n !== parentName), after.name])];
+      touched.add(memoryId);
+    }
+    for (const id of touched) patch.memories.updated.push(this.memories.get(id));
   }
 
   _applyMemory(change, patch) {

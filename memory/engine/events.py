@@ -1,6 +1,7 @@
 """The only publisher of live events. Events leave only after the transaction commits.
 
-Each change goes to its session group (`session.<id>`) and its project group (`project.<id>`).
+Each change goes to its session group (`session.<id>`) and its project group (`project.<id>`); a
+session-less entity change also to `project-wide.<id>`, which every session page of the project joins.
 How a change reaches browsers in *other* processes depends on `settings.LIVE_TRANSPORT`
 (docs/live.md):
 
@@ -45,6 +46,20 @@ def project_group(project_id: int) -> str:
     return f"project.{project_id}"
 
 
+# Changes with no session that every open page of the project must see (an entity renamed or merged
+# changes the names on memories of many sessions). Session pages join this group besides their own.
+# Not entity.deleted: forgetting deletes entities whose names came from the forgotten text.
+PROJECT_WIDE_OPS = frozenset({"entity.updated", "entity.merged", "entity.created"})
+
+
+def project_wide_group(project_id: int) -> str:
+    return f"project-wide.{project_id}"
+
+
+def _project_wide(session_id: int | None, op: str) -> bool:
+    return session_id is None and op in PROJECT_WIDE_OPS
+
+
 def publish_on_commit(changes: list[GraphChange]) -> None:
     """Queue the changes for publication once (and only if) their transaction commits."""
     transaction.on_commit(lambda: publish(changes))
@@ -67,6 +82,7 @@ def _nobody_listens(layer: Any, changes: list[GraphChange]) -> bool:
         return False
     groups = {project_group(c.project_id) for c in changes} | {session_group(c.session_id) for c in changes
                                                                  if c.session_id}
+    groups |= {project_wide_group(c.project_id) for c in changes if _project_wide(c.session_id, c.op)}
     return not any(layer.groups.get(group) for group in groups)
 
 
@@ -90,6 +106,8 @@ def group_messages(snapshots: list[dict[str, Any]]) -> dict[str, list[dict[str, 
         groups[project_group(payload["project_id"])].append(payload)
         if payload["session_id"]:
             groups[session_group(payload["session_id"])].append(payload)
+        elif _project_wide(None, payload["op"]):
+            groups[project_wide_group(payload["project_id"])].append(payload)
     messages: dict[str, list[dict[str, Any]]] = {}
     for group, payloads in groups.items():
         messages[group] = [

@@ -220,12 +220,19 @@ def test_a_curator_draws_an_edge_from_one_memory_to_another(page, desk):
     page.locator(f"#panel article[data-memory-id='{source}']").wait_for(timeout=5000)
 
 
-def test_a_curator_renames_and_merges_entities_from_the_memory_panel(page, desk):
+def test_a_curator_renames_and_merges_entities_from_the_memory_panel(page, browser, desk):
     session_id = new_session(desk, "Curation: suppliers")
     for text in ("Acme Corp sent the invoice for the venue", "Acme Corporation is the supplier of the stage"):
         post_interaction(desk, session_id, text)
     graph = api_get(desk, f"sessions/{session_id}/graph/")
     memory = next(m for m in graph["memories"] if "supplier" in m["content"])
+    other_session = new_session(desk, "Curation: suppliers, later")
+    post_interaction(desk, other_session, "Acme Corporation also rents out the sound system")
+    watcher_context = browser.new_context()  # a viewer with another session of the project open
+    watcher = watcher_context.new_page()
+    login(watcher, desk, desk.viewer)
+    open_session(watcher, desk, other_session)
+    wait_live(watcher)
     login(page, desk, desk.member)
     open_session(page, desk, session_id)
     page.evaluate(f"cw.app.select({{type: 'memory', id: {memory['id']}}})")
@@ -243,6 +250,10 @@ def test_a_curator_renames_and_merges_entities_from_the_memory_panel(page, desk)
     entities = {e["name"]: e for e in api_get(desk, f"sessions/{session_id}/graph/")["entities"]}
     assert "ACME Corporation Ltd" in entities and "Acme Corporation" not in entities
     assert {"Acme Corp", "Acme Corporation"} <= set(entities["ACME Corporation Ltd"]["aliases"])
+    # Live in every open view: the other session's page, a viewer's, shows the new name without a reload.
+    until(watcher, "[...cw.model.memories.values()].some(m => m.entities.includes('ACME Corporation Ltd'))")
+    assert not watcher.evaluate("[...cw.model.memories.values()].some(m => m.entities.includes('Acme Corporation'))")
+    watcher_context.close()
 
 
 def _flag(slug: str) -> tuple[int, int]:
