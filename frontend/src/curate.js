@@ -54,6 +54,9 @@ export class CurationClient {
   }
   undo(actId) { return this.send("POST", this.urls.undo.replace("/0/", `/${actId}/`), {}); }
   renameEntity(id, name) { return this.send("PATCH", this.urls.entity.replace("/0/", `/${id}/`), { name }); }
+  splitEntity(id, alias) {
+    return this.send("POST", this.urls.entitySplit.replace("/0/", `/${id}/`), { alias });
+  }
   mergeEntity(survivorId, duplicateId) {
     return this.send("POST", this.urls.entityMerge.replace("/0/", `/${survivorId}/`), { duplicate_id: duplicateId });
   }
@@ -218,11 +221,29 @@ export class CurationControls {
         interpolate(gettext("%(from)s merged into %(into)s."), { from: entity.name, into: survivor.name }, true));
       if (answer) onChange(entity.name, survivor.name, entity.id, survivor.id);
     };
+    const alias = h("select", { id: "entity-alias", "aria-label": gettext("Alias") });
+    const fillAliases = () => {
+      const entity = chosen();
+      clear(alias).append(h("option", { value: "" }, gettext("Split an alias off…")),
+        ...((entity && entity.aliases) || []).map((a) => h("option", { value: a }, a)));
+      alias.disabled = !(entity && entity.aliases && entity.aliases.length);
+    };
+    pick.addEventListener("change", fillAliases);
+    fillAliases();
+    const split = async () => {
+      const entity = chosen();
+      if (!entity || !alias.value) return;
+      const answer = await this.act(this.client.splitEntity(entity.id, alias.value),
+        interpolate(gettext("%s is its own entity now."), [alias.value]));
+      if (answer) onChange(null, null, entity.id, entity.id);
+    };
     return h("div", { class: "curate entity-curation", id: "entity-curation" },
       h("div", { class: "curate-row" }, pick, name,
         h("button", { type: "button", class: "btn btn-small", id: "entity-rename", onclick: rename }, gettext("Rename"))),
       h("div", { class: "curate-row" }, into,
-        h("button", { type: "button", class: "btn btn-small", id: "entity-merge", onclick: merge }, gettext("Merge"))));
+        h("button", { type: "button", class: "btn btn-small", id: "entity-merge", onclick: merge }, gettext("Merge"))),
+      h("div", { class: "curate-row" }, alias,
+        h("button", { type: "button", class: "btn btn-small", id: "entity-split", onclick: split }, gettext("Split off"))));
   }
 
   /** Under a sensitive memory: the other memories repeating its values, with one button to mark them too. */

@@ -81,7 +81,7 @@ export class GraphModel {
     this.memories = new Map();
     this.edges = new Map();
     this.interactions = new Map();
-    this.entities = (graph.entities || []).map((e) => ({ id: e.id, name: e.name, type: e.type }));
+    this.entities = (graph.entities || []).map((e) => ({ id: e.id, name: e.name, type: e.type, aliases: e.aliases || [] }));
     this.listeners = new Set();
     this.truncated = Boolean(graph.truncated);
     this.totalMemories = Number(graph.total_memories ?? (graph.memories || graph.nodes || []).length);
@@ -189,8 +189,8 @@ export class GraphModel {
     if (before && before.name && before.name !== after.name) renames.set(before.name, after.name);
     const known = this.entities.find((e) => e.id === after.id);
     this.entities = this.entities.filter((e) => e.id === after.id || !renames.has(e.name));
-    if (known) Object.assign(known, { name: after.name, type: after.type });
-    else this.entities.push({ id: after.id, name: after.name, type: after.type });
+    if (known) Object.assign(known, { name: after.name, type: after.type, aliases: after.aliases || [] });
+    else this.entities.push({ id: after.id, name: after.name, type: after.type, aliases: after.aliases || [] });
     const touched = new Set();
     for (const memory of this.memories.values()) {
       if (!memory.entities.some((n) => renames.has(n))) continue;

@@ -141,6 +141,10 @@ export class SidePanel {
 
   /** An entity was renamed or merged: the names in this page follow (entity changes are project-wide). */
   _renamed(memory, oldName, newName, oldId, newId) {
+    if (oldName === null) { // a split: the live change re-points the memories; show it when it arrives
+      this.show({ type: "memory", id: memory.id });
+      return;
+    }
     this.model.entities = this.model.entities.filter((e) => e.id !== oldId || oldId === newId)
       .map((e) => (e.id === newId ? { ...e, name: newName } : e));
     for (const other of this.model.memories.values()) {

@@ -115,6 +115,7 @@ def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
             "repeats": reverse("api-memory-repeats", kwargs={"project_slug": project.slug, "memory_id": 0}),
             "entity": reverse("api-entity", kwargs={"project_slug": project.slug, "entity_id": 0}),
             "entityMerge": reverse("api-entity-merge", kwargs={"project_slug": project.slug, "entity_id": 0}),
+            "entitySplit": reverse("api-entity-split", kwargs={"project_slug": project.slug, "entity_id": 0}),
             "undo": reverse("api-curation-undo", kwargs={"project_slug": project.slug, "act_id": 0}),
             "ws": f"/ws/sessions/{session.pk}/",
         },

@@ -283,3 +283,25 @@ def test_possible_duplicate_entities_are_settled_from_the_review_page(page, desk
     until(page, "document.getElementById('duplicates').hidden")
     entities = {e["name"]: e for e in api_get(desk, f"sessions/{session_id}/graph/")["entities"]}
     assert "Nanjing Lu" not in entities and "Nanjing Lu" in entities["Nanjing Road"]["aliases"]
+
+
+def test_a_wrongly_merged_alias_is_split_off_from_the_memory_panel(page, desk):
+    session_id = new_session(desk, "Curation: hotels")
+    for text in ("We stay at the Peace Hotel near the Bund", "Fairmont Peace Hotel has a jazz bar"):
+        post_interaction(desk, session_id, text)
+    graph = api_get(desk, f"sessions/{session_id}/graph/")
+    peace = next(e for e in graph["entities"] if e["name"] == "Peace Hotel")
+    assert peace["aliases"] == ["Fairmont Peace Hotel"], peace
+    jazz = next(m for m in graph["memories"] if "jazz" in m["content"])
+    login(page, desk, desk.member)
+    open_session(page, desk, session_id)
+    wait_live(page)
+    page.evaluate(f"cw.app.select({{type: 'memory', id: {jazz['id']}}})")
+    page.locator("#entity-curation").wait_for(timeout=5000)
+    page.select_option("#entity-pick", label="Peace Hotel")
+    page.select_option("#entity-alias", "Fairmont Peace Hotel")
+    page.click("#entity-split")
+    page.locator("#toast .toast", has_text="is its own entity now").wait_for(timeout=5000)
+    until(page, f"cw.model.memories.get({jazz['id']}).entities.join() === 'Fairmont Peace Hotel'")
+    names = {e["name"]: e for e in api_get(desk, f"sessions/{session_id}/graph/")["entities"]}
+    assert names["Peace Hotel"]["aliases"] == [] and "Fairmont Peace Hotel" in names
