@@ -183,6 +183,16 @@ def test_the_review_queue_is_worked_with_the_keyboard(page, desk):
     log.locator("tr[data-kind='edge.approve']").first.locator("text=undone").wait_for(timeout=5000)
     statuses = {e["id"]: e["status"] for s in _sessions(desk) for e in api_get(desk, f"sessions/{s}/graph/")["edges"]}
     assert statuses[int(first)] == "inferred"
+    current = page.locator(".review-item.current")
+    edge_id = current.get_attribute("data-edge-id")
+    relation = current.locator(".relabel-select").input_value()
+    page.keyboard.press("l")  # focuses the relation menu of the current proposal
+    assert page.evaluate("document.activeElement.classList.contains('relabel-select')")
+    target = "references" if relation != "references" else "causal"
+    page.select_option(".review-item.current .relabel-select", target)
+    page.locator(f".review-item.done[data-edge-id='{edge_id}']").wait_for(timeout=5000)
+    graph_edges = {e["id"]: e for s in _sessions(desk) for e in api_get(desk, f"sessions/{s}/graph/")["edges"]}
+    assert (graph_edges[int(edge_id)]["relation"], graph_edges[int(edge_id)]["status"]) == (target, "approved")
     with page.expect_navigation():
         page.select_option("#language-select", "zh-hans")
     page.wait_for_selector("html[data-review-ready='1']", state="attached", timeout=10_000)
