@@ -115,7 +115,7 @@ def layout_compute(session_id: int) -> LayoutStats:
         SessionLayout.objects.update_or_create(session_id=session_id, defaults={
             "computed_at": timezone.now(), "node_count": len(positions), "placed_since": 0, "unit": UNIT,
             "seconds": round(seconds, 3)})
-    logger.info("layout of session %s: %d nodes, %d edges in %.2f s", session_id, len(nodes), len(edges), seconds)
+    logger.debug("layout of session %s: %d nodes, %d edges in %.2f s", session_id, len(nodes), len(edges), seconds)
     return LayoutStats(len(nodes), len(edges), seconds)
 
 
