@@ -219,3 +219,12 @@ def test_vector_ranking_counts_less_for_a_script_the_embedder_was_not_trained_on
     assert even[0].activation == even[1].activation == 1.0
     weighted = fuse({"vector": [1, 2], "lexical": [2, 1]}, config, weights={"vector": config.foreign_vector_weight})
     assert [s.memory_id for s in weighted] == [2, 1], "the lexical ranking decides for a foreign-script query"
+
+
+def test_a_source_weighted_zero_seeds_nothing_and_breaks_nothing():
+    """foreign_vector_weight 0 on a query full-text cannot match: only the vector ranking had candidates, all
+    weighted 0 (fusion divided by zero: a 500 from the recall API)."""
+    config = config_for("hybrid", {"foreign_vector_weight": 0})
+    assert fuse({"vector": [11, 12], "lexical": []}, config, weights={"vector": 0.0}) == []
+    seeds = fuse({"vector": [11, 12], "lexical": [12]}, config, weights={"vector": 0.0})
+    assert [(s.memory_id, s.activation, s.ranks) for s in seeds] == [(12, 1.0, {"lexical": 1})]

@@ -203,6 +203,8 @@ def fuse(rankings: dict[str, list[int]], config: RecallConfig, k: int = 0,
     ranks: dict[int, dict[str, int]] = defaultdict(dict)
     for source, ids in rankings.items():
         weight = (weights or {}).get(source, 1.0)
+        if weight <= 0:  # a source weighted 0 (the vector ranking of a script the model cannot read) seeds nothing
+            continue
         for position, memory_id in enumerate(ids, start=1):
             scores[memory_id] += weight / (config.rrf_k + position)
             ranks[memory_id][source] = position
