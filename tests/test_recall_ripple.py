@@ -228,3 +228,20 @@ def test_a_source_weighted_zero_seeds_nothing_and_breaks_nothing():
     assert fuse({"vector": [11, 12], "lexical": []}, config, weights={"vector": 0.0}) == []
     seeds = fuse({"vector": [11, 12], "lexical": [12]}, config, weights={"vector": 0.0})
     assert [(s.memory_id, s.activation, s.ranks) for s in seeds] == [(12, 1.0, {"lexical": 1})]
+
+
+def test_an_entity_named_everywhere_seeds_nothing(project, agent_session):
+    """The speakers of a conversation are in every memory: their newest mentions buried the full-text match."""
+    from memory.engine.recall.seeds import COMMON_ENTITY_MENTIONS, Scope, entity_fragment, rankings
+    from memory.models import Entity, EntityMention
+
+    memories = _ingest(agent_session, [f"Tom and Dale talked about the boiler, part {i}" for i in range(3)])
+    EntityMention.objects.filter(memory__in=memories).delete()  # the pipeline's own mentions: start clean
+    tom, _ = Entity.objects.get_or_create(project=project, normalized_name="tom", defaults={"name": "Tom"})
+    dale, _ = Entity.objects.get_or_create(project=project, normalized_name="dale", defaults={"name": "Dale"})
+    EntityMention.objects.create(memory=memories[0], entity=dale, surface="Dale")
+    extra = Memory.objects.bulk_create([Memory(project=project, session=agent_session, content=f"Tom said {i}",
+                                               occurred_at=timezone.now()) for i in range(COMMON_ENTITY_MENTIONS)])
+    EntityMention.objects.bulk_create([EntityMention(memory=m, entity=tom, surface="Tom") for m in [*memories, *extra]])
+    order, _ = rankings([entity_fragment(Scope(project, None, ("active",), False), "what did tom tell dale", 30)])
+    assert order["entities"] == [memories[0].pk], "Dale's memory only: Tom is named in more than the limit"

@@ -24,6 +24,9 @@ from .terms import informative_terms
 TSQUERY_UNSAFE = re.compile(r"[^\w\u4e00-\u9fff]+")
 MENTIONS_PER_ENTITY = 200  # newest mentions only: a very common entity must not scan the project
 NAMED_ENTITIES_LIMIT = 50
+# An entity named in more memories than this (the speakers of a conversation, the agent's main tool)
+# seeds nothing: its mentions are everywhere, and the newest of them buried the full-text match.
+COMMON_ENTITY_MENTIONS = 100
 
 
 @dataclass
@@ -140,7 +143,8 @@ NAMED_ENTITIES = (
     f"SELECT id FROM {Entity._meta.db_table} WHERE project_id = %s AND length(normalized_name) >= 2 "
     "AND strpos(%s, normalized_name) > 0 AND (octet_length(normalized_name) > char_length(normalized_name) "
     r"OR %s ~ ('(^|\W)' || regexp_replace(normalized_name, '(\W)', '\\\1', 'g') || '(\W|$)')) "
-    "ORDER BY id LIMIT %s"
+    "AND (SELECT count(*) FROM (SELECT 1 FROM memory_entitymention c WHERE c.entity_id = memory_entity.id "
+    "LIMIT %s) common) < %s ORDER BY id LIMIT %s"
 )
 
 
@@ -159,8 +163,9 @@ def entity_fragment(scope: Scope, text: str, limit: int) -> Fragment:
         "GROUP BY mention.memory_id ORDER BY named DESC, mention.memory_id DESC) x "
         f"JOIN memory_memory m ON m.id = x.memory_id WHERE {where} ORDER BY x.named DESC, x.memory_id DESC LIMIT %s"
     )
-    return Fragment("entities", sql, [scope.project.pk, lowered, lowered, NAMED_ENTITIES_LIMIT,
-                                      MENTIONS_PER_ENTITY, *params, limit], limit)
+    return Fragment("entities", sql, [scope.project.pk, lowered, lowered, COMMON_ENTITY_MENTIONS,
+                                      COMMON_ENTITY_MENTIONS, NAMED_ENTITIES_LIMIT, MENTIONS_PER_ENTITY, *params,
+                                      limit], limit)
 
 
 def rankings(fragments: list[Fragment | None]) -> tuple[dict[str, list[int]], dict[int, RankedRow]]:
