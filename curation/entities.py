@@ -15,7 +15,7 @@ from memory.errors import NotFoundError, ValidationFailed
 from memory.models import Entity, EntityMention, GraphChange, Project
 
 from .models import ActKind, CurationAct
-from .services import REASON_MAX, CurationConflict, Outcome
+from .services import CurationConflict, Outcome, act_record
 
 NAME_MAX = 300
 
@@ -34,14 +34,6 @@ def _entity(project: Project, entity_id: int) -> Entity:
     if entity is None:
         raise NotFoundError(f"No entity {entity_id} in project {project.slug!r}.")
     return entity
-
-
-def _record(project: Project, actor: str, kind: str, entity: Entity, reason: str,
-            changes: list[GraphChange], undoes: CurationAct | None = None) -> CurationAct:
-    act = CurationAct.objects.create(project=project, actor=actor, kind=kind, object_type="entity",
-                                     object_id=entity.pk, reason=reason[:REASON_MAX], undoes=undoes)
-    act.changes.set(changes)
-    return act
 
 
 def _log(project: Project, actor: str, op: Op, entity_id: int, before: dict | None, after: dict | None
@@ -69,7 +61,7 @@ def entity_rename(*, project: Project, actor: str, entity_id: int, name: str, re
         entity.name, entity.normalized_name = name, key
         entity.save(update_fields=["name", "normalized_name", "aliases"])
         change = _log(project, actor, Op.ENTITY_UPDATED, entity.pk, before, entity_snapshot(entity))
-        return Outcome(_record(project, actor, ActKind.ENTITY_RENAME, entity, reason, [change]), entity)
+        return Outcome(act_record(project, None, actor, ActKind.ENTITY_RENAME, entity, reason, [change]), entity)
 
 
 def entity_merge(*, project: Project, actor: str, survivor_id: int, duplicate_id: int, reason: str = "") -> Outcome:
@@ -89,7 +81,7 @@ def entity_merge(*, project: Project, actor: str, survivor_id: int, duplicate_id
         changes = [_log(project, actor, Op.ENTITY_MERGED, survivor.pk, survivor_before, entity_snapshot(survivor)),
                    _log(project, actor, Op.ENTITY_DELETED, duplicate_before["id"], duplicate_before,
                         {"merged_into": survivor.pk})]
-        return Outcome(_record(project, actor, ActKind.ENTITY_MERGE, survivor, reason, changes), survivor)
+        return Outcome(act_record(project, None, actor, ActKind.ENTITY_MERGE, survivor, reason, changes), survivor)
 
 
 def _move_mentions(source: Entity, target: Entity) -> None:
@@ -123,7 +115,7 @@ def entity_split(*, project: Project, actor: str, entity_id: int, alias: str, re
         entity.save(update_fields=["aliases", "evidence"])
         changes = [_log(project, actor, Op.ENTITY_UPDATED, entity.pk, before, entity_snapshot(entity)),
                    _log(project, actor, Op.ENTITY_CREATED, split.pk, None, entity_snapshot(split, mentions=True))]
-        return Outcome(_record(project, actor, ActKind.ENTITY_SPLIT, entity, reason, changes), split)
+        return Outcome(act_record(project, None, actor, ActKind.ENTITY_SPLIT, entity, reason, changes), split)
 
 
 def entity_flag_dismiss(*, project: Project, actor: str, entity_id: int, other_id: int, reason: str = "") -> Outcome:
@@ -139,7 +131,7 @@ def entity_flag_dismiss(*, project: Project, actor: str, entity_id: int, other_i
             {"not_same_as": other_id, "by": actor}]
         entity.save(update_fields=["evidence"])
         change = _log(project, actor, Op.ENTITY_UPDATED, entity.pk, before, entity_snapshot(entity))
-        return Outcome(_record(project, actor, ActKind.ENTITY_FLAG, entity, reason, [change]), entity)
+        return Outcome(act_record(project, None, actor, ActKind.ENTITY_FLAG, entity, reason, [change]), entity)
 
 
 def entity_undo(project: Project, actor: str, act: CurationAct) -> tuple[Entity, list[GraphChange]]:

@@ -22,6 +22,7 @@ from memory.models import (
     Edge,
     EdgeOrigin,
     EdgeStatus,
+    Entity,
     GraphChange,
     Memory,
     MemoryKind,
@@ -67,10 +68,14 @@ def _memory(project: Project, memory_id: int) -> Memory:
     return memory
 
 
-def _act(project: Project, session, actor: str, kind: str, obj: Edge | Memory, reason: str,
-         changes: list[GraphChange], undoes: CurationAct | None = None) -> CurationAct:
+OBJECT_TYPES = {Edge: "edge", Memory: "memory", Entity: "entity"}
+
+
+def act_record(project: Project, session, actor: str, kind: str, obj: Edge | Memory | Entity, reason: str,
+               changes: list[GraphChange], undoes: CurationAct | None = None) -> CurationAct:
+    """The one writer of the curation log: the act, its reason, and the change-log rows it made."""
     act = CurationAct.objects.create(project=project, session=session, actor=actor, kind=kind,
-                                     object_type="edge" if isinstance(obj, Edge) else "memory", object_id=obj.pk,
+                                     object_type=OBJECT_TYPES[type(obj)], object_id=obj.pk,
                                      reason=reason[:REASON_MAX], undoes=undoes)
     act.changes.set([c for c in changes if c.pk])
     return act
@@ -108,7 +113,7 @@ def edge_update(*, project: Project, actor: str, edge_id: int, status: str | Non
                                    {"relation": relation}) from exc
         change = change_record(project=project, session=edge.session, actor=actor, op=Op.EDGE_UPDATED,
                                object_type="edge", object_id=edge.pk, before=before, after=edge_snapshot(edge))
-        return Outcome(_act(project, edge.session, actor, kind, edge, reason, [change]), edge)
+        return Outcome(act_record(project, edge.session, actor, kind, edge, reason, [change]), edge)
 
 
 def edge_draw(*, project: Project, actor: str, source_id: int, target_id: int, relation: str,
@@ -127,7 +132,7 @@ def edge_draw(*, project: Project, actor: str, source_id: int, target_id: int, r
                                    status=EdgeStatus.APPROVED, rationale=reason[:REASON_MAX])
         change = change_record(project=project, session=target.session, actor=actor, op=Op.EDGE_CREATED,
                                object_type="edge", object_id=edge.pk, after=edge_snapshot(edge))
-        return Outcome(_act(project, target.session, actor, ActKind.EDGE_DRAW, edge, reason, [change]), edge)
+        return Outcome(act_record(project, target.session, actor, ActKind.EDGE_DRAW, edge, reason, [change]), edge)
 
 
 def edge_delete(*, project: Project, actor: str, edge_id: int, reason: str = "") -> Outcome:
@@ -140,7 +145,7 @@ def edge_delete(*, project: Project, actor: str, edge_id: int, reason: str = "")
         edge.pk = before["id"]
         change = change_record(project=project, session=session, actor=actor, op=Op.EDGE_DELETED,
                                object_type="edge", object_id=before["id"], before=before)
-        return Outcome(_act(project, session, actor, ActKind.EDGE_DELETE, edge, reason, [change]), None)
+        return Outcome(act_record(project, session, actor, ActKind.EDGE_DELETE, edge, reason, [change]), None)
 
 
 def memory_update(*, project: Project, actor: str, memory_id: int, sensitive: bool | None = None,
@@ -168,7 +173,7 @@ def memory_update(*, project: Project, actor: str, memory_id: int, sensitive: bo
                                after=memory_snapshot(memory))
         kind_of_act = {"sensitive": ActKind.MEMORY_SENSITIVE, "status": ActKind.MEMORY_STATUS,
                        "kind": ActKind.MEMORY_KIND}[name]
-        return Outcome(_act(project, memory.session, actor, kind_of_act, memory, reason, [change]), memory)
+        return Outcome(act_record(project, memory.session, actor, kind_of_act, memory, reason, [change]), memory)
 
 
 def act_undo(*, project: Project, actor: str, act_id: int, reason: str = "") -> Outcome:
@@ -188,16 +193,13 @@ def act_undo(*, project: Project, actor: str, act_id: int, reason: str = "") -> 
             from .entities import entity_undo  # entities.py builds on this module
 
             entity, changes = entity_undo(project, actor, act)
-            undo = CurationAct.objects.create(project=project, actor=actor, kind=ActKind.UNDO, object_type="entity",
-                                              object_id=entity.pk, reason=reason[:REASON_MAX], undoes=act)
-            undo.changes.set(changes)
-            return Outcome(undo, entity)
+            return Outcome(act_record(project, None, actor, ActKind.UNDO, entity, reason, changes, undoes=act), entity)
         (change,) = act.changes.all()[:1] or [None]
         if change is None:
             raise CurationConflict(f"Act {act_id} recorded no change to undo.")
         restored, changes = _UNDO[change.op](project, actor, change)
         gone = changes[-1].op == Op.EDGE_DELETED
-        return Outcome(_act(project, act.session, actor, ActKind.UNDO, restored, reason, changes, undoes=act),
+        return Outcome(act_record(project, act.session, actor, ActKind.UNDO, restored, reason, changes, undoes=act),
                        None if gone else restored)
 
 

@@ -14,14 +14,25 @@ from memory.models import Role
 from .. import services
 from ..models import ActKind, CurationAct
 from ..selectors import actor_names
-from .common import TAG, ActOutput, ReviewEdgeOutput, UndoInput, edge_answer, entity_row, memory_answer, people, valid
+from .common import (
+    TAG,
+    ActOutput,
+    CuratedEntityOutput,
+    ReviewEdgeOutput,
+    UndoInput,
+    edge_answer,
+    entity_answer,
+    memory_answer,
+    people,
+    valid,
+)
 
 
 class UndoOutput(serializers.Serializer):
     act = ActOutput()
     edge = ReviewEdgeOutput(allow_null=True, required=False)
     memory = MemoryOutput(required=False)
-    entity = serializers.DictField(required=False, help_text="For an entity act: the entity as it is now.")
+    entity = CuratedEntityOutput(required=False, help_text="For an entity act: the entity as it is now.")
 
 
 ActPageOutput = page_of(ActOutput(many=True), "ActPageOutput")
@@ -61,5 +72,5 @@ class ActUndoApi(APIView):
         if outcome.act.object_type == "memory":
             return Response(memory_answer(outcome, access))
         if outcome.act.object_type == "entity":
-            return Response({"act": ActOutput(outcome.act).data, "entity": entity_row(outcome.object)})
+            return Response(entity_answer(outcome))
         return Response(edge_answer(outcome, access))

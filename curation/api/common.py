@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 from memory.access import Access
 from memory.api.access import request_access
-from memory.api.serializers import MemoryOutput, graph_edge, memory_label
+from memory.api.serializers import EdgeOutput, MemoryOutput, graph_edge, memory_label
 from memory.models import Edge, Role
 from memory.visibility import SENSITIVE_MASK, sensitive_memory_ids
 
@@ -46,24 +46,17 @@ class ActOutput(serializers.ModelSerializer):
         return hasattr(obj, "undone_by") and obj.undone_by is not None
 
 
-class ReviewEdgeOutput(serializers.Serializer):
-    """An edge with the text of both memories, as the reader may see them."""
+class ReviewEdgeOutput(EdgeOutput):
+    """An edge (the graph's shape) with its session, the text of both memories as the reader may see them,
+    and how many stored recalls it carried activation in."""
 
-    id = serializers.IntegerField()
     session_id = serializers.IntegerField(allow_null=True)
-    source_id = serializers.IntegerField()
-    target_id = serializers.IntegerField()
-    relation = serializers.CharField()
-    weight = serializers.FloatField()
-    confidence = serializers.FloatField()
-    origin = serializers.CharField()
-    status = serializers.CharField()
-    needs_review = serializers.BooleanField()
-    rationale = serializers.CharField()
-    created_at = serializers.DateTimeField()
     source_label = serializers.CharField()
     target_label = serializers.CharField()
     impact = serializers.IntegerField(help_text="Stored recalls whose activation went through this edge.")
+
+    class Meta(EdgeOutput.Meta):
+        fields = [*EdgeOutput.Meta.fields, "session_id", "source_label", "target_label", "impact"]
 
 
 class UndoInput(serializers.Serializer):
@@ -130,3 +123,7 @@ def memory_answer(outcome: services.Outcome, access: Access) -> dict:
     memory = outcome.object
     return {"act": ActOutput(outcome.act).data,
             "memory": MemoryOutput(memory, context={"show_sensitive": access.may_see_sensitive}).data}
+
+
+def entity_answer(outcome: services.Outcome) -> dict:
+    return {"act": ActOutput(outcome.act).data, "entity": entity_row(outcome.object)}

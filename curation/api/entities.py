@@ -13,7 +13,7 @@ from memory.models import Role
 
 from .. import entities as entity_acts
 from ..selectors import entity_list
-from .common import REASON, TAG, ActOutput, CuratedEntityOutput, entity_row, people, valid
+from .common import REASON, TAG, ActOutput, CuratedEntityOutput, entity_answer, entity_row, people, valid
 
 EntityPageOutput = page_of(CuratedEntityOutput(many=True), "EntityPageOutput")
 
@@ -97,4 +97,4 @@ def _entity_act(request, slug: str, input_class, service, **ids) -> Response:
     access = people(request, slug)
     data = valid(input_class, request.data)
     outcome = service(project=access.project, actor=access.actor, **ids, **data)
-    return Response({"act": ActOutput(outcome.act).data, "entity": entity_row(outcome.object)})
+    return Response(entity_answer(outcome))

@@ -79,6 +79,11 @@ export class Toast {
     this.root.hidden = false;
     this.timer = setTimeout(() => { this.root.hidden = true; }, TOAST_MS);
   }
+
+  /** An act the server refused, with its reason. */
+  failed(error) {
+    this.show(interpolate(gettext("Not done: %s"), [error.message]), { error: true });
+  }
 }
 
 /** The buttons of the side panel and the filtered tab, for people who may curate. */
@@ -135,7 +140,7 @@ export class CurationControls {
       this.toast.show(done, act && act.kind !== "undo" ? { undo: () => this.undo(act.id) } : {});
       return answer;
     } catch (error) {
-      this.toast.show(interpolate(gettext("Not done: %s"), [error.message]), { error: true });
+      this.toast.failed(error);
       return null;
     }
   }
@@ -194,7 +199,7 @@ export class CurationControls {
   }
 
   /** Rename one of the memory's entities, or merge it into another entity of the graph. */
-  entities(memory, { model, onChange }) {
+  entities(memory, { model }) {
     const byName = new Map(model.entities.map((e) => [e.name, e]));
     const own = memory.entities.map((name) => byName.get(name)).filter(Boolean);
     if (!own.length) return null;
@@ -209,17 +214,15 @@ export class CurationControls {
     const rename = async () => {
       const entity = chosen();
       if (!entity || !name.value.trim()) return;
-      const answer = await this.act(this.client.renameEntity(entity.id, name.value.trim()),
-        interpolate(gettext("Renamed to %s."), [name.value.trim()]));
-      if (answer) onChange(entity.name, answer.entity.name, entity.id, answer.entity.id);
+      await this.act(this.client.renameEntity(entity.id, name.value.trim()),
+        interpolate(gettext("Renamed to %s."), [name.value.trim()]));  // the live change renames it in the page
     };
     const merge = async () => {
       const entity = chosen();
       const survivor = model.entities.find((e) => String(e.id) === into.value);
       if (!entity || !survivor || survivor.id === entity.id) return;
-      const answer = await this.act(this.client.mergeEntity(survivor.id, entity.id),
+      await this.act(this.client.mergeEntity(survivor.id, entity.id),
         interpolate(gettext("%(from)s merged into %(into)s."), { from: entity.name, into: survivor.name }, true));
-      if (answer) onChange(entity.name, survivor.name, entity.id, survivor.id);
     };
     const alias = h("select", { id: "entity-alias", "aria-label": gettext("Alias") });
     const fillAliases = () => {
@@ -227,23 +230,24 @@ export class CurationControls {
       clear(alias).append(h("option", { value: "" }, gettext("Split an alias off…")),
         ...((entity && entity.aliases) || []).map((a) => h("option", { value: a }, a)));
       alias.disabled = !(entity && entity.aliases && entity.aliases.length);
+      splitButton.disabled = alias.disabled;
     };
-    pick.addEventListener("change", fillAliases);
-    fillAliases();
     const split = async () => {
       const entity = chosen();
       if (!entity || !alias.value) return;
-      const answer = await this.act(this.client.splitEntity(entity.id, alias.value),
+      await this.act(this.client.splitEntity(entity.id, alias.value),
         interpolate(gettext("%s is its own entity now."), [alias.value]));
-      if (answer) onChange(null, null, entity.id, entity.id);
     };
+    const splitButton = h("button", { type: "button", class: "btn btn-small", id: "entity-split", onclick: split },
+      gettext("Split off"));
+    pick.addEventListener("change", fillAliases);
+    fillAliases();
     return h("div", { class: "curate entity-curation", id: "entity-curation" },
       h("div", { class: "curate-row" }, pick, name,
         h("button", { type: "button", class: "btn btn-small", id: "entity-rename", onclick: rename }, gettext("Rename"))),
       h("div", { class: "curate-row" }, into,
         h("button", { type: "button", class: "btn btn-small", id: "entity-merge", onclick: merge }, gettext("Merge"))),
-      h("div", { class: "curate-row" }, alias,
-        h("button", { type: "button", class: "btn btn-small", id: "entity-split", onclick: split }, gettext("Split off"))));
+      h("div", { class: "curate-row" }, alias, splitButton));
   }
 
   /** Under a sensitive memory: the other memories repeating its values, with one button to mark them too. */

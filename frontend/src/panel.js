@@ -77,8 +77,7 @@ export class SidePanel {
         this.curation ? this._section(gettext("Curate"), this.curation.memory(memory)) : null,
         this._section(gettext("Scores"), this._scores(memory)),
         this._section(gettext("Entities"), this._entities(memory),
-          this.curation ? this.curation.entities(memory, { model: this.model, onChange: (...a) => this._renamed(memory, ...a) })
-            : null),
+          this.curation ? this.curation.entities(memory, { model: this.model }) : null),
         this._section(gettext("Dimensions"), this._dimensions(memory)),
         this._section(gettext("Source interactions"), sources),
         this._section(gettext("Links"), this._links(memory)),
@@ -137,20 +136,6 @@ export class SidePanel {
 
   _section(title, body, extra = null) {
     return h("section", { class: "panel-section" }, h("h3", null, title), body, extra);
-  }
-
-  /** An entity was renamed or merged: the names in this page follow (entity changes are project-wide). */
-  _renamed(memory, oldName, newName, oldId, newId) {
-    if (oldName === null) { // a split: the live change re-points the memories; show it when it arrives
-      this.show({ type: "memory", id: memory.id });
-      return;
-    }
-    this.model.entities = this.model.entities.filter((e) => e.id !== oldId || oldId === newId)
-      .map((e) => (e.id === newId ? { ...e, name: newName } : e));
-    for (const other of this.model.memories.values()) {
-      if (other.entities.includes(oldName)) other.entities = [...new Set(other.entities.map((n) => (n === oldName ? newName : n)))];
-    }
-    this.show({ type: "memory", id: memory.id });
   }
 
   _bar(value, max) {

@@ -73,7 +73,7 @@ class ReviewQueue {
           await promise;
           this.toast.show(message);
         } catch (error) {
-          this.toast.show(interpolate(gettext("Not done: %s"), [error.message]), { error: true });
+          this.toast.failed(error);
         }
         await Promise.all([this.loadDuplicates(), this.loadLog()]);
       };
@@ -114,7 +114,7 @@ class ReviewQueue {
               await this.client.undo(act.id);
               this.toast.show(gettext("Undone."));
             } catch (error) {
-              this.toast.show(interpolate(gettext("Not done: %s"), [error.message]), { error: true });
+              this.toast.failed(error);
             }
             await this.loadLog();
           } }, gettext("Undo")) : null)));
@@ -196,7 +196,7 @@ class ReviewQueue {
       this.loadLog();
       this.toast.show(message, { undo: () => this.undo() });
     } catch (error) {
-      this.toast.show(interpolate(gettext("Not done: %s"), [error.message]), { error: true });
+      this.toast.failed(error);
     }
   }
 
@@ -236,7 +236,7 @@ class ReviewQueue {
       this.loadLog();
       this.toast.show(gettext("Undone."));
     } catch (error) {
-      this.toast.show(interpolate(gettext("Not done: %s"), [error.message]), { error: true });
+      this.toast.failed(error);
     }
   }
 

@@ -19,19 +19,15 @@ class UnknownSession(Exception):
     pass
 
 
-class NotAllowed(Exception):
-    pass
+NotAllowed = rule.NotAllowed  # the access rule's own refusal (consumers import it from here)
 
 
 def session_watch(user, session_id: int) -> Watch:
     """The watch this user may open on the session; raises UnknownSession or NotAllowed."""
     session = AgentSession.objects.select_related("project").filter(pk=session_id).first()
     if user is None or not user.is_authenticated or not user.is_active:
-        raise NotAllowed  # before saying whether the session exists
+        raise NotAllowed("Log in first.")  # before saying whether the session exists
     if session is None:
         raise UnknownSession
-    try:
-        access = rule.access_to(session.project, user=user)
-    except rule.NotAllowed as exc:
-        raise NotAllowed from exc
+    access = rule.access_to(session.project, user=user)
     return Watch(session_id, session.project_id, show_sensitive=access.may_see_sensitive)
