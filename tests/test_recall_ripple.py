@@ -111,6 +111,8 @@ def test_bad_parameters_are_validation_errors():
         config_for("ripple", {"statuses": ["forgotten"]})
     with pytest.raises(ValidationFailed):
         config_for("ripple", {"no_such_knob": 1})
+    with pytest.raises(ValidationFailed):
+        config_for("ripple", {"entity_weight": 1.5})
     assert config_for("ripple", {"relation_weights": {"causal": 2.0}}).relation_weights["temporal"] == 0.8
 
 
@@ -245,3 +247,29 @@ def test_an_entity_named_everywhere_seeds_nothing(project, agent_session):
     EntityMention.objects.bulk_create([EntityMention(memory=m, entity=tom, surface="Tom") for m in [*memories, *extra]])
     order, _ = rankings([entity_fragment(Scope(project, None, ("active",), False), "what did tom tell dale", 30)])
     assert order["entities"] == [memories[0].pk], "Dale's memory only: Tom is named in more than the limit"
+
+
+def test_the_entity_path_counts_less_than_the_text_match():
+    """The entity path orders the memories naming an entity by recency: its first place must not outweigh
+    the best full-text match (weighted alike, a speaker's newest line buried the answer)."""
+    config = RecallConfig()
+    assert 0 < config.entity_weight < 1
+    rankings = {"lexical": [1, 2, 3, 4, 5, 6], "entities": [6, 7]}
+    fused = fuse(rankings, config, weights={"entities": config.entity_weight})
+    assert fused[0].memory_id == 1, [(s.memory_id, s.activation) for s in fused]
+    assert fuse(rankings, config)[0].memory_id == 6, "at full weight the entity path's first place wins"
+
+
+def test_recall_weighs_the_entity_path_by_its_parameter(project, agent_session):
+    _ingest(agent_session, ["The garage says Dale quoted 650 pounds for the clutch repair on the Fiesta",
+                            "Yesterday Dale came round for tea and talked about football",
+                            "This weekend Dale is away in Whitby"])
+    text = "What did Dale quote for the clutch?"
+    off = memory_recall(project=project, actor="test", query=RecallQuery(text=text, k=5, preset="hybrid",
+                                                                         params={"entity_weight": 0}))
+    assert off.trace.params["config"]["entity_weight"] == 0
+    assert all(set(s["sources"]) != {"entities"} for s in off.trace.seeds), off.trace.seeds
+    on = memory_recall(project=project, actor="test", query=RecallQuery(text=text, k=5, preset="hybrid"))
+    assert on.trace.params["config"]["entity_weight"] == RecallConfig().entity_weight
+    assert any("entities" in s["sources"] for s in on.trace.seeds)
+    assert "clutch" in on.items[0].memory.content

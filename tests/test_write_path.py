@@ -201,6 +201,22 @@ def test_a_change_about_something_else_does_not_supersede_across_sessions(agent_
     assert not Edge.objects.filter(relation=Relation.SUPERSEDES).exists()
 
 
+def test_a_memory_returning_to_a_topic_of_an_earlier_session_is_linked_to_where_it_came_up(agent_session):
+    """Three rare words in common, weeks apart: the later memory references the one that brought them up."""
+    _send(agent_session, ("user_input", "Maria: The painters at the Hyndland flat are overrunning on the skirting."),
+          ("user_input", "Maria: Also the van for Saturday is booked."), hours_ago=300)
+    later = _second_session(agent_session.project)
+    _send(later, ("user_input", "Maria: Good news, the Hyndland painters finished the skirting at last."),
+          ("user_input", "Maria: The van is sorted too."))
+    first = Memory.objects.get(content__contains="overrunning")
+    back = Memory.objects.get(content__contains="at last")
+    edge = Edge.objects.get(source=first, target=back, relation=Relation.REFERENCES)
+    assert edge.rationale.startswith("returns to") and len(edge.rationale.split(", ")) == 3, edge.rationale
+    assert "hyndland" in edge.rationale and "skirting" in edge.rationale
+    van = Memory.objects.get(content__contains="sorted")
+    assert not Edge.objects.filter(target=van, source__session=agent_session).exists(), "two shared words only"
+
+
 def test_a_date_read_from_tomorrow_is_not_a_value_a_change_replaces(agent_session):
     """'I'll call the hotel tomorrow' names no date; a later 'moved to 2 May' must not replace it."""
     _send(agent_session, ("user_input", "I'll call the Riverside hotel about the banquet hall tomorrow"),

@@ -15,7 +15,6 @@ A question or a confirmation ("is it still the 14th?", "还是14号吗？") neve
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from django.db import connection
@@ -23,11 +22,12 @@ from django.db import connection
 from ..models import Edge, EdgeOrigin, Memory, MemoryKind, MemoryStatus, Relation
 from .changelog import ENGINE_ACTOR, change_record
 from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE
-from .extraction import MULTI_VALUED, AttributeValue, segment
+from .extraction import MULTI_VALUED, AttributeValue
 from .inference import Candidate
 from .operations import Op
-from .recall.seeds import TSQUERY_UNSAFE, Scope, lexical_fragment
+from .recall.seeds import Scope, lexical_fragment
 from .snapshots import edge_snapshot, memory_snapshot
+from .telling import memory_terms, telling_terms
 
 USER_ENTITY = "user"
 # Tool traffic records what was done with a value at the time; a later value does not make it stale.
@@ -54,11 +54,9 @@ VALUE_TYPES = ("numbers", "dates", "times", "amounts")
 CHANGE_MIN_SIMILARITY = 0.55
 MAX_VALUES_COMPARED = 2  # a memory listing many numbers is not "the" value that changed
 PROJECT_MATCHES = 8  # earlier memories of the whole project looked at for an announced change
-# An earlier memory must share two telling words with a change to be about the same thing (one beside
-# a value the change restates); a telling word is in few of the project's memories, not a speaker's name.
+# An earlier memory must share two telling words (telling.py) with a change to be about the same thing
+# (one beside a value the change restates).
 MIN_SHARED_TERMS = 2
-TELLING_SHARE = 0.03
-TELLING_MIN_COUNT = 5
 
 
 @dataclass(frozen=True)
@@ -75,7 +73,9 @@ class Replaceable:
         return (self.restated, self.shared_weight, self.close, self.memory.occurred_at, self.memory.pk)
 
 
-def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: list[Candidate]) -> list[Edge]:
+def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: list[Candidate],
+                    telling: dict[str, float] | None = None) -> list[Edge]:
+    """`telling`: the memory's telling terms when the caller has them already (else looked up if needed)."""
     if asks_or_confirms(memory):
         return []  # "is your phone still 138…?" names a value without changing it
     edges = []
@@ -87,7 +87,8 @@ def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: l
             if edge:
                 edges.append(edge)
     if CHANGE_CUE.search(memory.content) and any(_values(memory, name) for name in VALUE_TYPES):
-        for name, old in _announced_changes(memory, related).items():
+        telling = telling_terms(memory) if telling is None else telling
+        for name, old in _announced_changes(memory, related, telling).items():
             article = "an" if name[0] in "aeiou" else "a"
             edge = _supersede(old, memory, f"announced change of {article} {name[:-1]} value", 0.7)
             if edge:
@@ -95,13 +96,12 @@ def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: l
     return edges
 
 
-def _announced_changes(memory: Memory, related: list[Candidate]) -> dict[str, Memory]:
+def _announced_changes(memory: Memory, related: list[Candidate], telling: dict[str, float]) -> dict[str, Memory]:
     """Per value type, the one earlier memory whose value this change replaces.
 
     Being close (similar, sharing an entity) is not enough: in a conversation every turn shares the
     speakers' names and a date of its own ("yesterday"). The earlier memory must share telling words
     with the change (words found in few memories of the project), fewer beside a value it restates."""
-    telling = _telling_terms(memory)
     close = {c.memory.pk for c in related if c.similarity >= CHANGE_MIN_SIMILARITY or c.shared_entities}
     pool = {c.memory.pk: c.memory for c in related} | {m.pk: m for m in _project_matches(memory)}
     chosen: dict[str, Replaceable] = {}
@@ -120,30 +120,8 @@ def _announced_changes(memory: Memory, related: list[Candidate]) -> dict[str, Me
 
 def _replaceable(old: Memory, new: Memory, telling: dict[str, float], *, close: bool) -> Replaceable:
     restated = any(_values(old, name) & _values(new, name) for name in VALUE_TYPES)
-    shared = [telling[t] for t in _terms(old) if t in telling]
+    shared = [telling[t] for t in memory_terms(old.content) if t in telling]
     return Replaceable(old, restated, len(shared), round(sum(shared), 3), close)
-
-
-def _terms(memory: Memory) -> set[str]:
-    """The memory's search terms, as full-text stores them; numbers are values, not words."""
-    return {t for t in (TSQUERY_UNSAFE.sub("", w).lower() for w in segment(memory.content)) if t and not t.isdigit()}
-
-
-def _telling_terms(memory: Memory) -> dict[str, float]:
-    """The memory's terms with their inverse document frequency in the project (BM25's idf); a term in
-    more than TELLING_SHARE of the project's memories (a speaker's name, "said") tells nothing."""
-    terms = sorted(_terms(memory))
-    if not terms:
-        return {}
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT t, (SELECT count(*) FROM {Memory._meta.db_table} m WHERE m.project_id = %s "
-            "AND m.search_vector @@ to_tsquery('simple', t)), "
-            f"(SELECT count(*) FROM {Memory._meta.db_table} WHERE project_id = %s) FROM unnest(%s::text[]) t",
-            [memory.project_id, memory.project_id, terms])
-        rows = cursor.fetchall()
-    return {term: math.log(1 + (total - found + 0.5) / (found + 0.5)) for term, found, total in rows
-            if found <= max(TELLING_MIN_COUNT, TELLING_SHARE * total)}
 
 
 def _project_matches(memory: Memory) -> list[Memory]:

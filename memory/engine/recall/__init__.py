@@ -124,7 +124,7 @@ def _seeds(scope: Scope, text: str, config: RecallConfig, clock: _Clock,
     pool = max(config.candidate_pool, k)
     fragments = []
     space = vector = None
-    weights: dict[str, float] = {}
+    weights: dict[str, float] = {"entities": config.entity_weight}
     if config.use_vector:
         embedder = get_embedder()
         if not embedder.understands(text):

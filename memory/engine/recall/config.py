@@ -35,6 +35,9 @@ class RecallConfig:
     rrf_k: int = 10  # small: the best matches stand out (at 60, eight seeds were within 10% of each other)
     # the vector ranking's share in the fusion when the embedder does not know the query's script
     foreign_vector_weight: float = 0.3
+    # the entity source's share in the fusion: it orders the memories naming a queried entity by how many
+    # they name, then by recency, which says little about the question (at 1 it buried the best text match)
+    entity_weight: float = 0.25
     max_hops: int = 2
     decay: float = 0.8
     aggregation: str = "sum"  # or "max"
@@ -125,6 +128,7 @@ def _type_fits(name: str, value: Any) -> bool:
 RANGES: dict[str, tuple[float, float, bool]] = {
     "rrf_k": (1, 1000, True),
     "foreign_vector_weight": (0, 1, True),
+    "entity_weight": (0, 1, True),
     "decay": (0, 1, False),
     "approved_boost": (0, 10, True),
     "min_activation": (0, 1, True),

@@ -1,0 +1,74 @@
+"""Telling words: the terms of a memory that few memories of its project hold, weighted by BM25's idf.
+
+Two rules read them. An announced change replaces an earlier value only when the two memories share
+telling words (supersede.py); and a memory that picks up a topic — the same rare words, maybe weeks
+later and in another session — is linked to the memory that brought the topic up (`topic_antecedent`).
+A speaker's name or "said" is in many memories of a conversation and tells nothing, so it is left out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from django.db import connection
+
+from ..models import Memory, MemoryStatus
+from .extraction import segment
+from .recall.seeds import TSQUERY_UNSAFE
+
+TELLING_SHARE = 0.03  # a term in more than this share of the project's memories tells nothing…
+TELLING_MIN_COUNT = 5  # …unless the project is small: up to this many memories is always telling
+ANTECEDENT_MIN_SHARED = 3  # `make eval`: with two shared rare words, 2 of 3 such links were coincidences
+
+
+def memory_terms(content: str) -> set[str]:
+    """The text's search terms, as full-text stores them; numbers are values, not words."""
+    return {t for t in (TSQUERY_UNSAFE.sub("", w).lower() for w in segment(content)) if t and not t.isdigit()}
+
+
+def telling_terms(memory: Memory) -> dict[str, float]:
+    """The memory's telling terms with their idf in the project (one statement)."""
+    terms = sorted(memory_terms(memory.content))
+    if not terms:
+        return {}
+    table = Memory._meta.db_table
+    # Each count stops one past the telling limit: a common word ("the") must not count a large project.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH n AS (SELECT count(*) AS total FROM {table} WHERE project_id = %s) "
+            f"SELECT t, (SELECT count(*) FROM (SELECT 1 FROM {table} m WHERE m.project_id = %s "
+            "AND m.search_vector @@ to_tsquery('simple', t) "
+            "LIMIT greatest(%s, floor(%s * n.total))::int + 1) hit), n.total FROM unnest(%s::text[]) t, n",
+            [memory.project_id, memory.project_id, TELLING_MIN_COUNT, TELLING_SHARE, terms])
+        rows = cursor.fetchall()
+    return {term: math.log(1 + (total - found + 0.5) / (found + 0.5)) for term, found, total in rows
+            if found <= max(TELLING_MIN_COUNT, TELLING_SHARE * total)}
+
+
+@dataclass(frozen=True)
+class Antecedent:
+    memory_id: int
+    shared: tuple[str, ...]  # the telling words both hold, rarest first
+    weight: float  # their summed idf
+
+
+def topic_antecedent(memory: Memory, telling: dict[str, float], exclude: set[int]) -> Antecedent | None:
+    """The earlier active memory of another session of the project sharing the most telling weight with
+    this one (at least ANTECEDENT_MIN_SHARED words), the earliest on a tie: where the topic came up.
+    Within the session the inference candidates cover it. `exclude`: memories already linked to it."""
+    if len(telling) < ANTECEDENT_MIN_SHARED:
+        return None
+    terms = sorted(telling)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT m.id, array_agg(w.t ORDER BY w.w DESC), sum(w.w) FROM {Memory._meta.db_table} m "
+            "JOIN unnest(%s::text[], %s::float8[]) AS w(t, w) ON m.search_vector @@ to_tsquery('simple', w.t) "
+            "WHERE m.project_id = %s AND m.session_id <> %s AND m.status = %s AND m.id <> ALL(%s) "
+            "AND m.occurred_at <= %s "
+            "AND m.search_vector @@ to_tsquery('simple', %s) "
+            "GROUP BY m.id, m.occurred_at HAVING count(*) >= %s ORDER BY sum(w.w) DESC, m.occurred_at, m.id LIMIT 1",
+            [terms, [telling[t] for t in terms], memory.project_id, memory.session_id, MemoryStatus.ACTIVE,
+             sorted(exclude | {memory.pk}), memory.occurred_at, " | ".join(terms), ANTECEDENT_MIN_SHARED])
+        row = cursor.fetchone()
+    return Antecedent(row[0], tuple(row[1]), round(float(row[2]), 3)) if row else None
