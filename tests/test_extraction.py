@@ -109,6 +109,26 @@ def test_dates_resolve_against_now_and_roll_the_year_forward():
     assert extract_dimensions("12 October", now=late).dates == ["2027-10-12"]
 
 
+def test_a_day_of_the_month_alone_is_the_next_such_day():
+    """"the 28th", "24号": the month is the one the day comes next in (a week's grace for one just passed)."""
+    on_26_march = datetime(2026, 3, 26, 19, 0, tzinfo=UTC)
+
+    def dates(text: str) -> list[str]:
+        return extract_dimensions(text, now=on_26_march).dates
+
+    assert dates("I can't get in on the 28th. He's pushed it back a week, to Saturday the 4th.") == [
+        "2026-03-28", "2026-04-04"]
+    assert dates("驾校说24号那场取消了，统一改到29号") == ["2026-03-24", "2026-03-29"]
+    assert dates("我们19号到22号去，请一天假就行") == ["2026-03-19", "2026-03-22"]
+    assert dates("the 1st to the 3rd") == ["2026-04-01", "2026-04-03"]
+    assert dates("Saturday the 28th of March") == ["2026-03-28"]  # the month written: read once
+    assert dates("the 31st") == ["2026-03-31"] and dates("the 2nd") == ["2026-04-02"]
+    assert extract_dimensions("the 31st", now=datetime(2026, 4, 20, tzinfo=UTC)).dates == ["2026-05-31"]
+    for not_a_day in ("坐3号线到人民广场", "3日游", "I was 31st in the queue", "住在5号楼"):
+        assert dates(not_a_day) == [], not_a_day
+    assert extract_dimensions("the 28th", now=on_26_march).stated_dates == ["2026-03-28"]
+
+
 def test_relative_dates_and_clock_times():
     d = dims("Let's meet tomorrow 3pm at the Bund.")
     assert d.occurred_at == datetime(2026, 10, 2, 15, 0, tzinfo=UTC) and d.times == ["15:00"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import transaction
@@ -16,8 +16,9 @@ from memory.models import Edge, EdgeOrigin, EdgeStatus, Entity, GraphChange, Int
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _send(session, *items: tuple[str, str] | tuple[str, str, dict], hours_ago: float = 1) -> list[Interaction]:
-    start = timezone.now() - timedelta(hours=hours_ago)
+def _send(session, *items: tuple[str, str] | tuple[str, str, dict], hours_ago: float = 1,
+          start: datetime | None = None) -> list[Interaction]:
+    start = start or timezone.now() - timedelta(hours=hours_ago)
     inputs = [InteractionInput(it[0], it[1], it[2] if len(it) > 2 else {}, start + timedelta(minutes=i))
               for i, it in enumerate(items)]
     accepted = interactions_accept(session=session, items=inputs, actor="test")
@@ -215,6 +216,24 @@ def test_a_memory_returning_to_a_topic_of_an_earlier_session_is_linked_to_where_
     assert "hyndland" in edge.rationale and "skirting" in edge.rationale
     van = Memory.objects.get(content__contains="sorted")
     assert not Edge.objects.filter(target=van, source__session=agent_session).exists(), "two shared words only"
+
+
+def test_a_change_that_names_the_old_day_supersedes_it_without_a_word_in_common(agent_session):
+    """"24号那场取消了，改到29号" restates the day it replaces: that is tie enough."""
+    topics = ("周末去看了装修的灯", "猫今天吃了不少罐头", "公司楼下新开了面馆", "我妈寄来了一箱橘子",
+              "晚上打算跑五公里", "新买的耳机音质不错")
+    filler = [("user_input", f"阿杰：{topic}") for topic in topics]
+    # said on 10 and 12 March: "24号" is the 24th of March both times (near a month's end it could differ)
+    _send(agent_session, ("user_input", "阿杰：科目三我也约上了，24号"), *filler,
+          start=datetime(2026, 3, 10, 4, tzinfo=UTC))
+    later = _second_session(agent_session.project)
+    _send(later, ("user_input", "阿杰：驾校说考场的设备要检修，24号那场取消了，统一改到29号"),
+          start=datetime(2026, 3, 12, 4, tzinfo=UTC))
+    booked = Memory.objects.get(content__contains="约上了")
+    assert booked.status == "superseded"
+    assert Memory.objects.get(content__contains="灯").status == "active"
+    edge = Edge.objects.get(source=booked, relation=Relation.SUPERSEDES)
+    assert "date" in edge.rationale
 
 
 def test_a_date_read_from_tomorrow_is_not_a_value_a_change_replaces(agent_session):

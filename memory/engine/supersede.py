@@ -54,8 +54,8 @@ VALUE_TYPES = ("numbers", "dates", "times", "amounts")
 CHANGE_MIN_SIMILARITY = 0.55
 MAX_VALUES_COMPARED = 2  # a memory listing many numbers is not "the" value that changed
 PROJECT_MATCHES = 8  # earlier memories of the whole project looked at for an announced change
-# An earlier memory must share two telling words (telling.py) with a change to be about the same thing
-# (one beside a value the change restates).
+# An earlier memory must share two telling words (telling.py) with a change to be about the same thing,
+# unless the change restates its value ("24号那场取消了，改到29号" names the old day: no word is needed).
 MIN_SHARED_TERMS = 2
 
 
@@ -101,7 +101,7 @@ def _announced_changes(memory: Memory, related: list[Candidate], telling: dict[s
 
     Being close (similar, sharing an entity) is not enough: in a conversation every turn shares the
     speakers' names and a date of its own ("yesterday"). The earlier memory must share telling words
-    with the change (words found in few memories of the project), fewer beside a value it restates."""
+    with the change (words found in few memories of the project), or have the value the change restates."""
     close = {c.memory.pk for c in related if c.similarity >= CHANGE_MIN_SIMILARITY or c.shared_entities}
     pool = {c.memory.pk: c.memory for c in related} | {m.pk: m for m in _project_matches(memory)}
     chosen: dict[str, Replaceable] = {}
@@ -110,7 +110,7 @@ def _announced_changes(memory: Memory, related: list[Candidate], telling: dict[s
         if old.status != MemoryStatus.ACTIVE or old.kind in NEVER_SUPERSEDED_KINDS or later:
             continue
         item = _replaceable(old, memory, telling, close=old.pk in close)
-        if item.shared_terms < (1 if item.restated else MIN_SHARED_TERMS):
+        if item.shared_terms < (0 if item.restated else MIN_SHARED_TERMS):
             continue
         for name in _changed_value_types(old, memory):
             if name not in chosen or item.rank() > chosen[name].rank():

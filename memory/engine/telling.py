@@ -23,8 +23,10 @@ ANTECEDENT_MIN_SHARED = 3  # `make eval`: with two shared rare words, 2 of 3 suc
 
 
 def memory_terms(content: str) -> set[str]:
-    """The text's search terms, as full-text stores them; numbers are values, not words."""
-    return {t for t in (TSQUERY_UNSAFE.sub("", w).lower() for w in segment(content)) if t and not t.isdigit()}
+    """The text's search terms, as full-text stores them; numbers are values, not words, and a single
+    Chinese character (号, 说, 三) is a particle or part of a date more often than a topic."""
+    return {t for t in (TSQUERY_UNSAFE.sub("", w).lower() for w in segment(content))
+            if t and not t.isdigit() and not (len(t) == 1 and "\u4e00" <= t <= "\u9fff")}
 
 
 def telling_terms(memory: Memory) -> dict[str, float]:

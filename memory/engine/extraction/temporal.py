@@ -53,6 +53,14 @@ EN_MONTH_FIRST_RE = re.compile(
 ZH_DATE_RE = re.compile(
     r"(?:(?P<y>\d{4})\s*年\s*)?(?P<m>\d{1,2})\s*月\s*(?P<d1>\d{1,2})\s*(?:[日号]|(?=\s*[-~–—到至]))"
     r"(?:\s*(?:到|至|-|~|–|—)\s*(?:(?P<m2>\d{1,2})\s*月\s*)?(?P<d2>\d{1,2})\s*[日号])?")
+# A day of the month alone ("can't do the 28th", "moved to Tuesday the 5th", "24号那场", "19号到22号"): the
+# month is the one the day comes next in. "3号线" (a metro line), "3日游" (a three-day tour) are no dates.
+EN_MONTH_DAY_RE = re.compile(
+    r"(?<![A-Za-z0-9])the\s+(?P<d1>[0-3]?\d)(?:st|nd|rd|th)"
+    r"(?:" + RANGE + r"(?:the\s+)?(?P<d2>[0-3]?\d)(?:st|nd|rd|th))?(?![A-Za-z0-9])", re.I)
+ZH_MONTH_DAY_RE = re.compile(
+    r"(?<![\d.月/\-])(?P<d1>[0-3]?\d)\s*[号日](?:\s*(?:到|至|-|~|–|—)\s*(?P<d2>[0-3]?\d)\s*[号日])?"
+    r"(?![线楼床门窗位车房馆口桌机院店厅台柜游元内])")
 EN_PERIOD = r"(?:\s+(?:in\s+the\s+)?(?P<period>morning|afternoon|evening|night|noon))?"
 EN_RELATIVE_RE = re.compile(
     r"(?<![A-Za-z])(?:(?P<dat>(?:the\s+)?day\s+after\s+tomorrow)|(?P<word>tomorrow|today|tonight|yesterday)"
@@ -131,6 +139,20 @@ def _roll(month: int, day: int, year: int | None, today: date, end: tuple[int, i
     return found
 
 
+def _month_day(day: int, today: date) -> date | None:
+    """The day of this month, or of the next month that has it once it is more than PAST_GRACE_DAYS
+    behind ("the 4th" said on 28 March is 4 April; "the 24th" said on the 26th is still this month's)."""
+    if not 1 <= day <= 31:
+        return None
+    year, month = today.year, today.month
+    for _ in range(3):  # the 31st: a month or two on
+        found = _safe_date(year, month, day)
+        if found is not None and (today - found).days <= PAST_GRACE_DAYS:
+            return found
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return None
+
+
 def _range_end(first: date, month: int, day: int) -> date | None:
     found = _safe_date(first.year, month, day)
     if found is not None and found < first:
@@ -189,6 +211,12 @@ def scan_dates(text: str, mask: Mask, today: date) -> list[DateHit]:
             if m["d2"] and last is None:
                 continue
             if claim(m.start(), m.end()):
+                hits.append(DateHit(m.start(), m.end(), first, last))
+    for pattern in (EN_MONTH_DAY_RE, ZH_MONTH_DAY_RE):
+        for m in pattern.finditer(text):
+            first = _month_day(int(m["d1"]), today)
+            last = _month_day(int(m["d2"]), first) if first and m["d2"] else None
+            if first is not None and (last is not None or not m["d2"]) and claim(m.start(), m.end()):
                 hits.append(DateHit(m.start(), m.end(), first, last))
     absolute = list(hits)
 
