@@ -30,7 +30,7 @@ DEFAULT_K = 5
 # chatting over weeks, with dated sessions): (interactions per session, questions, labelled edges).
 STYLES = ("agent", "conversation")
 LIMITS = {
-    "agent": {"interactions": (15, 40), "questions": (8, 15), "edges": (10, 25)},
+    "agent": {"interactions": (15, 40), "questions": (8, 15), "edges": (10, 60)},
     "conversation": {"interactions": (15, 60), "questions": (20, 80), "edges": (10, 60)},
 }
 
@@ -134,7 +134,24 @@ def validate(data: Any) -> list[str]:
     ids, session_keys = _validate_sessions(data["sessions"], problems, limits["interactions"])
     _validate_questions(data["questions"], ids, session_keys, problems, limits["questions"])
     _validate_edges(data["edges"], ids, problems, limits["edges"])
+    if not problems:
+        _validate_tool_edges(data, problems)
     return problems
+
+
+def _validate_tool_edges(data: dict, problems: list[str]) -> None:
+    """Labelling rule: a tool result depends on the call it answers, so every such pair is a labelled
+    edge (left to the labeller's choice, most pairs had gone unlabelled and the engine's correct edges
+    were counted wrong)."""
+    labelled = {(e["parent"], e["child"]) for e in data["edges"]}
+    for session in data["sessions"]:
+        calls: dict[str, str] = {}
+        for row in session["interactions"]:
+            call_id = (row.get("metadata") or {}).get("call_id")
+            if row["kind"] == "tool_call":
+                calls[call_id] = row["id"]
+            elif row["kind"] == "tool_result" and (calls.get(call_id), row["id"]) not in labelled:
+                problems.append(f"tool_result {row['id']}: label the edge from its call {calls.get(call_id)}")
 
 
 def _validate_sessions(sessions: Any, problems: list[str],

@@ -172,6 +172,16 @@ def test_validate_rejects_an_unanswered_tool_result(valid_raw):
     assert any("answers no earlier" in p for p in validate(broken))
 
 
+def test_validate_wants_every_tool_result_labelled_as_depending_on_its_call(valid_raw):
+    broken = copy.deepcopy(valid_raw)
+    rows = [i for s in broken["sessions"] for i in s["interactions"]]
+    call_of = {i["metadata"]["call_id"]: i["id"] for i in rows if i["kind"] == "tool_call"}
+    pairs = {(call_of[i["metadata"]["call_id"]], i["id"]) for i in rows if i["kind"] == "tool_result"}
+    dropped = next(e for e in broken["edges"] if (e["parent"], e["child"]) in pairs)
+    broken["edges"].remove(dropped)
+    assert validate(broken) == [f"tool_result {dropped['child']}: label the edge from its call {dropped['parent']}"]
+
+
 def test_parse_args_defaults_and_preset_list():
     args = parse_args([])
     assert args.presets == ["vector", "hybrid", "ripple"] and args.k is None and args.out == "docs/eval.md"
