@@ -135,7 +135,7 @@ def project_delete(slug: str) -> bool:
     Returns whether there was one."""
     from django.db import connection
 
-    from memory.models import Memory, Project
+    from memory.models import Memory, NodePosition, Project
 
     project = Project.objects.filter(slug=slug).first()
     if project is None:
@@ -147,6 +147,8 @@ def project_delete(slug: str) -> bool:
             "DELETE FROM memory_entitymention WHERE memory_id IN (SELECT id FROM memory_memory WHERE project_id = %s)",
             "DELETE FROM memory_memoryembedding WHERE project_id = %s",
             f"DELETE FROM {through} WHERE memory_id IN (SELECT id FROM memory_memory WHERE project_id = %s)",
+            f"DELETE FROM {NodePosition._meta.db_table} WHERE memory_id IN "
+            "(SELECT id FROM memory_memory WHERE project_id = %s)",
             "DELETE FROM memory_memory WHERE project_id = %s",
             "DELETE FROM memory_interaction WHERE project_id = %s",
             "DELETE FROM memory_graphchange WHERE project_id = %s",

@@ -210,6 +210,16 @@ def test_no_junk_entities_from_sentence_initial_words():
     assert names == {"Bund Garden Hotel"}
 
 
+def test_a_capitalised_word_opening_a_sentence_is_only_a_tentative_name():
+    d = dims("Tom: Dale says it's the clutch. Sorry about the wait.")
+    assert "Dale" not in {e.name for e in d.entities}
+    assert {e.name for e in d.tentative_entities} >= {"Dale"}
+    assert "tentative_entities" not in d.to_json(), "the pipeline settles them; they are not stored"
+    confirmed = dims("Tom: Dale says it's the clutch, and Dale is never wrong.")
+    assert "Dale" in {e.name for e in confirmed.entities} and "Dale" not in {
+        e.name for e in confirmed.tentative_entities}
+
+
 def test_chinese_entities_from_jieba_tags():
     types = entity_types(dims("小明明天要去北京见张伟，他在阿里巴巴集团工作。"))
     assert types == {"小明": "person", "北京": "place", "张伟": "person", "阿里巴巴集团": "organization"}
@@ -385,7 +395,7 @@ def test_to_json_round_trips():
     assert data["occurred_at"] == "2026-10-02T12:00:00+00:00" and data["valid_until"] == "2026-10-02T18:00:00+00:00"
     assert {"entity": "user", "attribute": "phone", "value": "+8613911223344"} in data["attributes"]
     assert {"surface", "name", "normalized", "type"} == set(data["entities"][0])
-    assert set(data) == {f.name for f in dataclasses.fields(Dimensions)}
+    assert set(data) == {f.name for f in dataclasses.fields(Dimensions)} - {"tentative_entities"}
 
 
 def test_records_are_frozen():

@@ -50,6 +50,18 @@ def test_entities_are_canonical_per_project(agent_session):
     assert hotels.get().mentions.count() == 2
 
 
+def test_a_known_name_opening_a_sentence_is_a_mention(agent_session):
+    """"Tom: Dale says…" — Dale opens the sentence, so only a project that knows Dale takes it as a name."""
+    (first,) = _send(agent_session, ("user_input", "Tom: Dale says it's the clutch. Sorry, no car this week."))
+    assert not Entity.objects.filter(project=agent_session.project, normalized_name="dale").exists()
+    _send(agent_session, ("user_input", "Tom: the garage is run by Dale, and he is fair about prices."))
+    (later,) = _send(agent_session, ("user_input", "Tom: Dale rang. The flywheel has gone too."))
+    dale = Entity.objects.get(project=agent_session.project, normalized_name="dale")
+    assert dale.mentions.filter(memory__sources=later).exists()
+    assert not dale.mentions.filter(memory__sources=first).exists(), "nothing known then: not linked later"
+    assert not Entity.objects.filter(project=agent_session.project, normalized_name="sorry").exists()
+
+
 def test_tool_result_follows_its_call(agent_session):
     _send(agent_session,
           ("tool_call", "hotel_search(city='Shanghai', checkin='2026-10-12')",
@@ -234,6 +246,19 @@ def test_a_change_that_names_the_old_day_supersedes_it_without_a_word_in_common(
     assert Memory.objects.get(content__contains="灯").status == "active"
     edge = Edge.objects.get(source=booked, relation=Relation.SUPERSEDES)
     assert "date" in edge.rationale
+
+
+def test_a_change_naming_the_same_rare_name_supersedes_across_sessions(agent_session):
+    """"New total is £980" shares one telling word with "£650 all in": the name of the mechanic, Dale."""
+    filler = [("user_input", f"Tom: note {i} about the {word}.")
+              for i, word in enumerate(["garden", "shed", "pond", "gate", "hedge", "roses", "fence"])]
+    _send(agent_session, ("user_input", "Tom: the garage is run by Dale. He quoted £650 all in for the clutch."),
+          *filler, hours_ago=48)
+    later = _second_session(agent_session.project)
+    _send(later, ("user_input", "Tom: And Dale rang this morning, the flywheel has gone as well. New total is £980."))
+    quote = Memory.objects.get(content__contains="£650")
+    assert quote.status == "superseded"
+    assert "amount" in Edge.objects.get(source=quote, relation=Relation.SUPERSEDES).rationale
 
 
 def test_a_date_read_from_tomorrow_is_not_a_value_a_change_replaces(agent_session):

@@ -22,6 +22,7 @@ from ..models import (
     Entity,
     EntityMention,
     Interaction,
+    InteractionKind,
     InteractionStatus,
     Memory,
     MemoryEmbedding,
@@ -47,6 +48,9 @@ logger = logging.getLogger(__name__)
 PROCESSABLE = (InteractionStatus.PENDING, InteractionStatus.FAILED)
 TOP_K_SIMILAR = 3
 SHARED_ENTITY_CANDIDATES = 5
+# What people and agents say returns to earlier topics; tool traffic is linked by its call and values.
+TOPIC_KINDS = {InteractionKind.USER_INPUT, InteractionKind.ASSISTANT_OUTPUT, InteractionKind.AGENT_THOUGHT,
+               InteractionKind.OBSERVATION}
 
 
 def interaction_process(*, interaction_id: int, promoted_by: str | None = None) -> Interaction:
@@ -87,7 +91,9 @@ def _process(interaction_id: int, promoted_by: str | None = None, interaction: I
     space = cached_space_for(embedder)
     vector = embedder.embed_one(interaction.content)
     dims = extract_dimensions(interaction.content, now=interaction.occurred_at, kind=interaction.kind)
-    known = entities_named(project_id=interaction.project_id, found=dims.entities)
+    known = entities_named(project_id=interaction.project_id, found=dims.entities + dims.tentative_entities)
+    confirmed = [e for e in dims.tentative_entities if e.normalized in known]  # "Dale" opening a sentence
+    dims = replace(dims, entities=dims.entities + confirmed, tentative_entities=[])
     neighbours = nearest(space=space, vector=vector, k=TOP_K_SIMILAR, project_id=interaction.project_id,
                          session_id=interaction.session_id, statuses=(MemoryStatus.ACTIVE,))
     evidence = Evidence(
@@ -228,8 +234,9 @@ def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, v
     threshold = float((project.settings or {}).get("edge_confidence_threshold", DEFAULT_EDGE_THRESHOLD))
     adjacent = [Proposal(previous, Relation.NEXT_IN_SESSION, 1.0, "adjacent in the session")] if previous else []
     proposals = infer(memory, candidates)
-    telling = telling_terms(memory)
-    proposals += _topic_proposal(memory, telling, {p.parent.pk for p in proposals + adjacent})
+    telling = telling_terms(memory) if interaction.kind in TOPIC_KINDS else None
+    if telling:
+        proposals += _topic_proposal(memory, telling, {p.parent.pk for p in proposals + adjacent})
     edges_apply(memory, proposals + adjacent, threshold, new_child=True)
     supersede_apply(memory, dims.attributes, candidates, telling)
     return memory

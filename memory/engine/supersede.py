@@ -6,9 +6,11 @@ Two rules, both narrow on purpose, so unrelated memories are never invalidated:
 - announced changes: a memory that says a value changed ("moved to", "new total", "改为", "挪到") and
   is closely related to an earlier one whose value of the same type (number, date, time, amount) it
   replaces. The earlier one may be in any session of the project: in a conversation over weeks the
-  date set in March moves in April. Of the related memories with such a value only the best one
-  is replaced, per value type: the one whose value the new memory restates ("not the 28th: the
-  4th"), else the one sharing most of its telling words, else the latest.
+  date set in March moves in April. The earlier memory must be tied to the change: the change
+  restates its value ("not the 28th: the 4th"), or both name the same rare name ("Dale"), or they
+  share two telling words (telling.py). Of the tied memories with such a value only the best one
+  is replaced, per value type: the one whose value is restated, else the one sharing most of the
+  telling words, else the latest.
 The old memory stays, marked superseded (out of default recall), linked by a `supersedes` edge.
 A question or a confirmation ("is it still the 14th?", "还是14号吗？") never supersedes anything.
 """
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from ..models import Edge, EdgeOrigin, Memory, MemoryKind, MemoryStatus, Relation
+from ..models import Edge, EdgeOrigin, EntityMention, Memory, MemoryKind, MemoryStatus, Relation
 from .changelog import ENGINE_ACTOR, change_record
 from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE
 from .extraction import MULTI_VALUED, AttributeValue
@@ -68,6 +70,11 @@ class Replaceable:
     shared_terms: int  # telling words in common
     shared_weight: float  # their summed idf
     close: bool  # similar or sharing an entity (a candidate of the same session)
+    named: bool = False  # a telling word in common is a name both mention ("Dale", "老周")
+
+    def tied(self) -> bool:
+        """About the same thing: the old value restated, a rare name both mention, or two telling words."""
+        return self.restated or self.named or self.shared_terms >= MIN_SHARED_TERMS
 
     def rank(self) -> tuple:
         return (self.restated, self.shared_weight, self.close, self.memory.occurred_at, self.memory.pk)
@@ -104,13 +111,14 @@ def _announced_changes(memory: Memory, related: list[Candidate], telling: dict[s
     with the change (words found in few memories of the project), or have the value the change restates."""
     close = {c.memory.pk for c in related if c.similarity >= CHANGE_MIN_SIMILARITY or c.shared_entities}
     pool = {c.memory.pk: c.memory for c in related} | {m.pk: m for m in _project_matches(memory)}
+    names = _telling_names(memory, list(pool), telling)
     chosen: dict[str, Replaceable] = {}
     for old in pool.values():
         later = old.occurred_at > memory.occurred_at
         if old.status != MemoryStatus.ACTIVE or old.kind in NEVER_SUPERSEDED_KINDS or later:
             continue
-        item = _replaceable(old, memory, telling, close=old.pk in close)
-        if item.shared_terms < (0 if item.restated else MIN_SHARED_TERMS):
+        item = _replaceable(old, memory, telling, close=old.pk in close, names=names)
+        if not item.tied():
             continue
         for name in _changed_value_types(old, memory):
             if name not in chosen or item.rank() > chosen[name].rank():
@@ -118,10 +126,27 @@ def _announced_changes(memory: Memory, related: list[Candidate], telling: dict[s
     return {name: item.memory for name, item in chosen.items()}
 
 
-def _replaceable(old: Memory, new: Memory, telling: dict[str, float], *, close: bool) -> Replaceable:
+def _replaceable(old: Memory, new: Memory, telling: dict[str, float], *, close: bool,
+                 names: dict[int, set[str]] | None = None) -> Replaceable:
     restated = any(_values(old, name) & _values(new, name) for name in VALUE_TYPES)
-    shared = [telling[t] for t in memory_terms(old.content) if t in telling]
-    return Replaceable(old, restated, len(shared), round(sum(shared), 3), close)
+    terms = [t for t in memory_terms(old.content) if t in telling]
+    shared = [telling[t] for t in terms]
+    named = bool((names or {}).get(old.pk, set()) & set(terms))
+    return Replaceable(old, restated, len(shared), round(sum(shared), 3), close, named)
+
+
+def _telling_names(memory: Memory, others: list[int], telling: dict[str, float]) -> dict[int, set[str]]:
+    """Per earlier memory, the names of entities it and the change both mention that are telling words
+    (a speaker is named in too many memories to be one)."""
+    if not others or not telling:
+        return {}
+    mine = EntityMention.objects.filter(memory=memory).values("entity_id")
+    found: dict[int, set[str]] = {}
+    for memory_id, name in (EntityMention.objects.filter(memory_id__in=others, entity_id__in=mine)
+                            .values_list("memory_id", "entity__normalized_name")):
+        if name in telling:
+            found.setdefault(memory_id, set()).add(name)
+    return found
 
 
 def _project_matches(memory: Memory) -> list[Memory]:

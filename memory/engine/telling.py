@@ -9,6 +9,7 @@ A speaker's name or "said" is in many memories of a conversation and tells nothi
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 from django.db import connection
@@ -16,6 +17,7 @@ from django.db import connection
 from ..models import Memory, MemoryStatus
 from .extraction import segment
 from .recall.seeds import TSQUERY_UNSAFE
+from .recall.terms import informative_terms
 
 TELLING_SHARE = 0.03  # a term in more than this share of the project's memories tells nothing…
 TELLING_MIN_COUNT = 5  # …unless the project is small: up to this many memories is always telling
@@ -30,22 +32,42 @@ def memory_terms(content: str) -> set[str]:
 
 
 def telling_terms(memory: Memory) -> dict[str, float]:
-    """The memory's telling terms with their idf in the project (one statement)."""
-    terms = sorted(memory_terms(memory.content))
+    """The memory's telling terms with their idf in the project (one statement).
+
+    Only the terms full-text search would use are counted (recall/terms.py: the rarest, within a budget
+    of rows), each count stops one past the telling limit, and the project's size is counted once a
+    minute: on a large project the counts must not cost more than the rest of the write path."""
+    terms = sorted(informative_terms(memory_terms(memory.content)))
     if not terms:
         return {}
-    table = Memory._meta.db_table
-    # Each count stops one past the telling limit: a common word ("the") must not count a large project.
+    total = project_size(memory.project_id)
+    limit = int(max(TELLING_MIN_COUNT, TELLING_SHARE * total))
+    # One small index lookup per term, stopping one past the limit (a statement joining all the terms
+    # had the planner scan the whole project when its statistics were older than the project).
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH n AS (SELECT count(*) AS total FROM {table} WHERE project_id = %s) "
-            f"SELECT t, (SELECT count(*) FROM (SELECT 1 FROM {table} m WHERE m.project_id = %s "
-            "AND m.search_vector @@ to_tsquery('simple', t) "
-            "LIMIT greatest(%s, floor(%s * n.total))::int + 1) hit), n.total FROM unnest(%s::text[]) t, n",
-            [memory.project_id, memory.project_id, TELLING_MIN_COUNT, TELLING_SHARE, terms])
+            f"SELECT t, (SELECT count(*) FROM (SELECT 1 FROM {Memory._meta.db_table} m "
+            f"WHERE m.search_vector @@ to_tsquery('simple', t) AND m.project_id = {int(memory.project_id)} "
+            "LIMIT %s) hit) FROM unnest(%s::text[]) t", [limit + 1, terms])
         rows = cursor.fetchall()
-    return {term: math.log(1 + (total - found + 0.5) / (found + 0.5)) for term, found, total in rows
-            if found <= max(TELLING_MIN_COUNT, TELLING_SHARE * total)}
+    return {term: math.log(1 + (max(total, found) - found + 0.5) / (found + 0.5)) for term, found in rows
+            if found <= limit}
+
+
+SIZE_SECONDS = 60.0
+_sizes: dict[int, tuple[float, int]] = {}
+
+
+def project_size(project_id: int) -> int:
+    """The project's number of memories, recounted at most once a minute per process (idf needs only
+    its order of magnitude, and counting a large project on every write is not cheap)."""
+    now = time.monotonic()
+    cached = _sizes.get(project_id)
+    if cached and now - cached[0] < SIZE_SECONDS:
+        return cached[1]
+    size = Memory.objects.filter(project_id=project_id).count()
+    _sizes[project_id] = (now, size)
+    return size
 
 
 @dataclass(frozen=True)

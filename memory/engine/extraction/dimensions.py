@@ -51,7 +51,8 @@ def extract_dimensions(text: str, *, now: datetime, kind: str | None = None) -> 
     blanked = mask.blank(norm)
 
     tokens = zh_tokens(norm) if CJK_RE.search(norm) else ()
-    found = value_entities(text, paths, urls, identifiers) + english_entities(text, blanked, language)
+    english, tentative = english_entities(text, blanked, language)
+    found = value_entities(text, paths, urls, identifiers) + english
     if tokens:
         found += chinese_entities(text, norm, tokens)
     all_mentions = mentions(found)
@@ -100,4 +101,6 @@ def extract_dimensions(text: str, *, now: datetime, kind: str | None = None) -> 
         identifiers=_unique([h.value for h in identifiers]),
         attributes=attributes,
         stated_dates=_unique(stated),
+        tentative_entities=[e for e in unique(mentions(tentative)) if e.normalized not in
+                            {known.normalized for known in entities}],
     )

@@ -150,8 +150,10 @@ def _known_single(word: str) -> bool:
     return key in PLACES or key in ORGANIZATIONS or key in PRODUCTS or key in FIRST_NAMES
 
 
-def english_entities(text: str, blanked: str, language: str) -> list[Found]:
-    """Products, organisations and capitalised names in `blanked` (values already masked out)."""
+def english_entities(text: str, blanked: str, language: str) -> tuple[list[Found], list[Found]]:
+    """Products, organisations and capitalised names in `blanked` (values already masked out), and the
+    tentative ones: a single capitalised word opening a sentence ("Tom: Dale says…") is a name only if
+    it is written mid-sentence too, here or in earlier memories (the pipeline asks the project)."""
     found: list[Found] = []
     mask = Mask(len(blanked))
     for pattern in (PRODUCT_CI_RE, PRODUCT_CS_RE):
@@ -224,11 +226,12 @@ def english_entities(text: str, blanked: str, language: str) -> list[Found]:
         if kind == OTHER and language != "en":  # "Seq Scan", "Execution Time" in a Chinese tool result
             continue
         found.append(Found(start, end, make_entity(surface, " ".join(words), kind)))
+    tentative: list[Found] = []
     for start, end, word in deferred:
-        if word in accepted_singles:
-            kind = _english_type([word], _word_before(blanked, start), _word_after(blanked, end))
-            found.append(Found(start, end, make_entity(text[start:end], word, kind)))
-    return found
+        kind = _english_type([word], _word_before(blanked, start), _word_after(blanked, end))
+        (found if word in accepted_singles else tentative).append(
+            Found(start, end, make_entity(text[start:end], word, kind)))
+    return found, tentative
 
 
 def value_entities(text: str, paths: list[Hit], urls: list[Hit], identifiers: list[Hit]) -> list[Found]:

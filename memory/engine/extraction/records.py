@@ -44,9 +44,13 @@ class Dimensions:
     # The dates the text names ("the 28th of March", "5月2号"), not those resolved from "tomorrow" or
     # "next Tuesday": only a named date can be the value a later change replaces.
     stated_dates: list[str] = field(default_factory=list)
+    # Names only if the project knows them already ("Dale" opening a sentence): not stored as such; the
+    # pipeline moves the known ones into `entities`.
+    tentative_entities: list[ExtractedEntity] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        data.pop("tentative_entities")
         data["occurred_at"] = self.occurred_at.isoformat() if self.occurred_at else None
         data["valid_until"] = self.valid_until.isoformat() if self.valid_until else None
         return data
