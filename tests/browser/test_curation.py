@@ -145,13 +145,31 @@ def _proposals_session(desk, title: str, texts: list[str]) -> list[dict]:
     return [e for e in queue if e["needs_review"] and e["status"] == "inferred"]
 
 
-def test_the_review_queue_is_worked_with_the_keyboard(page, desk):
-    proposals = _proposals_session(desk, "Curation: review queue", [
-        "We have 5000 RMB for the whole Shanghai trip",
-        "Then we look for hotels near the Bund within that money",
-        "If the hotel has no breakfast, we eat at the Yu Garden stalls",
-        "Because the Peace Hotel is full, book the Astor House instead",
-    ])
+def _edge_threshold(slug: str, value: float | None) -> float | None:
+    """Set the project's edge confidence threshold (None: the default); returns the one it had."""
+    from memory.models import Project
+
+    project = Project.objects.get(slug=slug)
+    settings = dict(project.settings or {})
+    before = settings.pop("edge_confidence_threshold", None)
+    if value is not None:
+        settings["edge_confidence_threshold"] = value
+    Project.objects.filter(pk=project.pk).update(settings=settings)
+    return before
+
+
+def test_the_review_queue_is_worked_with_the_keyboard(page, desk, django_db_blocker):
+    # A strict threshold keeps every inferred dependency a proposal: the queue to work through.
+    before = in_database(django_db_blocker, _edge_threshold, desk.project_slug, 0.95)
+    try:
+        proposals = _proposals_session(desk, "Curation: review queue", [
+            "We have 5000 RMB for the whole Shanghai trip",
+            "Because the budget is tight, we look for hotels near the Bund under 600 RMB a night",
+            "The Peace Hotel is full, therefore book the Astor House instead",
+            "Since the Astor House has no breakfast, we eat at the Yu Garden stalls",
+        ])
+    finally:
+        in_database(django_db_blocker, _edge_threshold, desk.project_slug, before)
     assert len(proposals) >= 2, proposals
     login(page, desk, desk.member)
     page.goto(f"{desk.url}/p/{desk.project_slug}/")
