@@ -57,6 +57,7 @@ def extract_dimensions(text: str, *, now: datetime, kind: str | None = None) -> 
         found += chinese_entities(text, norm, tokens)
     all_mentions = mentions(found)
     entities = unique(all_mentions)
+    named = {e.normalized for e in entities}
 
     attributes = extract_attributes(Context(
         text=norm, blanked=blanked, phones=phones, emails=emails, amounts=amounts, numbers=numbers,
@@ -101,6 +102,5 @@ def extract_dimensions(text: str, *, now: datetime, kind: str | None = None) -> 
         identifiers=_unique([h.value for h in identifiers]),
         attributes=attributes,
         stated_dates=_unique(stated),
-        tentative_entities=[e for e in unique(mentions(tentative)) if e.normalized not in
-                            {known.normalized for known in entities}],
+        tentative_entities=[e for e in unique(mentions(tentative)) if e.normalized not in named],
     )
