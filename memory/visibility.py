@@ -8,6 +8,9 @@ the change log, interaction lists, the session page's embedded data, maintenance
   shows no content or metadata; nor does a pending one, which may turn out to repeat one;
 - an edge touching a sensitive memory shows no rationale (rules quote values: "new phone: +86…");
 - a recall event names only the memories the reader may see, and never the query;
+- a stored recall (its replay) shows a memory's text only if the memory still exists, is not forgotten,
+  and is not sensitive (or the reader may see that); its query, context and narrative only if every
+  memory it touched passes the same test, since they may quote or ask about one;
 - an entity change shows its names only if a memory the reader may see mentions the entity, and
   lists only such memories among its mentions.
 
@@ -22,10 +25,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .models import EntityMention, Interaction, InteractionStatus, Memory
+from .models import EntityMention, Interaction, InteractionStatus, Memory, MemoryStatus
 
 SENSITIVE_MASK = "[sensitive]"
 PENDING_MASK = "[not processed yet]"
+FORGOTTEN_MASK = "[forgotten]"
 # Dimensions that describe a text without quoting it; every other key (entities, keywords, values,
 # attributes…) is derived from the content and dropped.
 SAFE_DIMENSIONS = ("language", "intent", "sentiment", "subjectivity", "source_kind")
@@ -92,6 +96,25 @@ def mask_memory_snapshot(data: dict[str, Any]) -> dict[str, Any]:
     if isinstance(data.get("sources"), list):
         masked["sources"] = [{**s, "metadata": {}} if isinstance(s, dict) else s for s in data["sources"]]
     return masked
+
+
+def memory_mask(*, exists: bool, status: str, sensitive: bool, show_sensitive: bool) -> str | None:
+    """What stands in for a memory's text in a stored recall, or None when this reader may see it.
+
+    A forgotten or deleted memory is hidden from everyone (a hard forget has also scrubbed the trace)."""
+    if not exists or status == MemoryStatus.FORGOTTEN:
+        return FORGOTTEN_MASK
+    if sensitive and not show_sensitive:
+        return SENSITIVE_MASK
+    return None
+
+
+def recall_query_hidden_sql(show_sensitive: bool, table: str = "memory_recalltrace") -> str:
+    """SQL true when a stored recall touched a memory whose text this reader may not see (memory_mask's
+    rule): its query is then hidden, and a text search must not match it."""
+    sensitive = "" if show_sensitive else " OR m.sensitive"
+    return (f"EXISTS (SELECT 1 FROM unnest({table}.touched_ids) AS t(id) LEFT JOIN {Memory._meta.db_table} m "
+            f"ON m.id = t.id WHERE m.id IS NULL OR m.status = '{MemoryStatus.FORGOTTEN}'{sensitive})")
 
 
 def interaction_mask(interaction_id: int, status: str, sensitive_ids: set[int] | frozenset[int]) -> str | None:

@@ -31,6 +31,7 @@ from rest_framework.views import APIView
 from curation.services import memory_update
 from memory.engine.changelog import change_record
 from memory.engine.projects import project_create, session_create, token_issue
+from memory.engine.recall import RecallQuery, memory_recall
 from memory.engine.snapshots import interaction_snapshot, memory_snapshot
 from memory.models import ApiToken, Entity, Interaction, InteractionStatus, Membership, Role
 from memory.routing import websocket_urlpatterns
@@ -99,6 +100,15 @@ MATRIX: dict[tuple[str, str], Row] = {
         Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
     ("api/projects/<slug:project_slug>/recall/", "POST"): Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200),
                                                               body={"query": "passport budget hotel"}),
+    # Stored recalls: every member and the token read them (masked by the visibility rule). <recall_id> touched
+    # the sensitive memory, so its query is hidden from the token and viewers, who therefore may not re-run it.
+    ("api/projects/<slug:project_slug>/recalls/", "GET"): Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
+    ("api/projects/<slug:project_slug>/recalls/<int:recall_id>/", "GET"):
+        Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
+    ("api/projects/<slug:project_slug>/recalls/<int:recall_id>/compare/<int:other_id>/", "GET"):
+        Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
+    ("api/projects/<slug:project_slug>/recalls/<int:recall_id>/rerun/", "POST"):
+        Row((401, 401, 401, 403, 403, 403, 201, 201, 403, 201)),
     # Maintenance: curators, admins and the token; forget: admins (people) only, never a token.
     ("api/projects/<slug:project_slug>/maintenance/decay/", "POST"):
         Row((401, 401, 401, 403, 200, 403, 200, 200, 403, 200), body={"dry_run": True}),
@@ -340,12 +350,18 @@ def build_world(django_user_model) -> World:
                                              evidence=[{"possibly_same_as": budget.pk, "similarity": 0.76}])
     values |= {"memory_id": first.pk, "memory2_id": second.pk, "secret_interaction_id": source.pk,
                "edge_id": weak.pk, "act_id": act.pk, "entity_id": bund.pk, "entity2_id": budget.pk}
+    secret_recall = memory_recall(project=own, actor="user:authz-curator", query=RecallQuery(
+        "passport for the hotel check-in", k=4, include_sensitive=True))
+    assert secret.pk in secret_recall.trace.returned_ids
+    plain_recall = memory_recall(project=own, actor="token:x", query=RecallQuery("budget", k=2))
+    values |= {"recall_id": secret_recall.trace.pk, "other_id": plain_recall.trace.pk}
     paris = remember(other_session, "The Paris hotel is near the Louvre")
     louvre = remember(other_session, "The Louvre opens at nine on Saturdays")
     foreign["memory_id"] = paris.pk
     foreign["edge_id"] = link(paris, louvre, "elaborates").pk
     foreign["act_id"] = memory_update(project=other, actor="test", memory_id=louvre.pk, kind="event").act.pk
     foreign["entity_id"] = Entity.objects.filter(project=other).first().pk
+    foreign["recall_id"] = memory_recall(project=other, actor="t", query=RecallQuery("Louvre")).trace.pk
 
     _, own_raw = token_issue(project=own)
     revoked, revoked_raw = token_issue(project=own, name="revoked")

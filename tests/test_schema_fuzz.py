@@ -31,6 +31,7 @@ from schemathesis.specs.openapi.checks import (
 from curation.services import memory_update
 from memory.engine.ingest import InteractionInput, interactions_accept
 from memory.engine.projects import project_create, session_create, token_issue
+from memory.engine.recall import RecallQuery, memory_recall
 from memory.models import Entity, Membership, Role
 
 from .test_maintenance_support import link, remember
@@ -73,6 +74,8 @@ def callers(live_server_url) -> dict:
     edge = link(first, second, "elaborates", confidence=0.4, needs_review=True)
     act = memory_update(project=project, actor="test", memory_id=second.pk, kind="event").act
     token = token_issue(project=project)[1]
+    recalls = [memory_recall(project=project, actor="test", query=RecallQuery(text)).trace.pk
+               for text in ("hotel near the Bund", "breakfast")]
     curator = get_user_model().objects.create_user("fuzzer", password=secrets.token_urlsafe(16))
     Membership.objects.create(project=project, user=curator, role=Role.CURATOR)
     browser = Client()
@@ -81,7 +84,8 @@ def callers(live_server_url) -> dict:
     return {
         "path_parameters": {"project_slug": "fuzz", "session_id": session.pk,
                             "interaction_id": accepted[0].interaction.pk, "memory_id": first.pk, "edge_id": edge.pk,
-                            "act_id": act.pk, "entity_id": Entity.objects.filter(project=project).first().pk},
+                            "act_id": act.pk, "entity_id": Entity.objects.filter(project=project).first().pk,
+                            "recall_id": recalls[0], "other_id": recalls[1]},
         "token": {"headers": {"Authorization": f"Bearer {token}"}, "cookies": {}},
         "curator": {"headers": {"X-CSRFToken": csrf},
                     "cookies": {"sessionid": browser.cookies["sessionid"].value, "csrftoken": csrf}},

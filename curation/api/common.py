@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 from memory.access import Access
 from memory.api.access import request_access
-from memory.api.serializers import EdgeOutput, MemoryOutput, graph_edge, memory_label
+from memory.api.serializers import EdgeOutput, MemoryOutput, graph_edge, memory_label, valid  # noqa: F401 (re-exported)
 from memory.models import Edge, Role
 from memory.visibility import SENSITIVE_MASK, sensitive_memory_ids
 
@@ -22,12 +22,6 @@ REASON = serializers.CharField(required=False, allow_blank=True, max_length=serv
 
 def people(request, slug: str, min_role: str = Role.CURATOR) -> Access:
     return request_access(request, slug, min_role=min_role, agents=False, why=PEOPLE_ONLY)
-
-
-def valid(serializer_class, data) -> dict:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
 
 
 class ActOutput(serializers.ModelSerializer):

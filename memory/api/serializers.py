@@ -33,6 +33,13 @@ class IdField(serializers.IntegerField):
         return value
 
 
+def valid(serializer_class: type[serializers.Serializer], data) -> dict:
+    """The validated data, or a 400 with the field errors."""
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
 def id_field(**kwargs) -> serializers.IntegerField:
     return IdField(min_value=1, **kwargs)
 

@@ -17,6 +17,19 @@ urlpatterns = [
     path("projects/<slug:project_slug>/recall/", views.RecallApi.as_view(), name="api-recall"),
 ]
 
+# Stored recalls read back (memory/api/recalls.py): replay, compare, re-run.
+from . import recalls  # noqa: E402
+
+urlpatterns += [
+    path("projects/<slug:project_slug>/recalls/", recalls.RecallListApi.as_view(), name="api-recalls"),
+    path("projects/<slug:project_slug>/recalls/<int:recall_id>/", recalls.RecallDetailApi.as_view(),
+         name="api-recall-detail"),
+    path("projects/<slug:project_slug>/recalls/<int:recall_id>/compare/<int:other_id>/",
+         recalls.RecallCompareApi.as_view(), name="api-recall-compare"),
+    path("projects/<slug:project_slug>/recalls/<int:recall_id>/rerun/", recalls.RecallRerunApi.as_view(),
+         name="api-recall-rerun"),
+]
+
 # Maintenance (memory/api/maintenance.py): POST with {"dry_run": true} first to see the counts.
 from . import maintenance  # noqa: E402
 

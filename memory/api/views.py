@@ -39,7 +39,7 @@ class SessionListCreateApi(APIView):
     @extend_schema(request=s.SessionInput, responses={201: s.SessionOutput}, summary="Start a session")
     def post(self, request, project_slug: str):
         project = project_for(request, project_slug, min_role=Role.CURATOR)
-        data = _validated(s.SessionInput, request.data)
+        data = s.valid(s.SessionInput, request.data)
         session = session_create(project=project, actor=actor_of(request), **data)
         return Response(s.SessionOutput(session_with_counts(session)).data, status=status.HTTP_201_CREATED)
 
@@ -94,12 +94,12 @@ def _interaction_inputs(request) -> list[InteractionInput]:
         raise ValidationError({"non_field_errors": [message]})
     header = request.headers.get("Idempotency-Key", "")
     if "interactions" in request.data:
-        rows = _validated(s.InteractionBatchInput, request.data)["interactions"]
+        rows = s.valid(s.InteractionBatchInput, request.data)["interactions"]
         if header:
             rows = [row if row["idempotency_key"] else {**row, "idempotency_key": f"{header}:{index}"}
                     for index, row in enumerate(rows)]
     else:
-        rows = [_validated(s.InteractionInput, request.data)]
+        rows = [s.valid(s.InteractionInput, request.data)]
         if header and not rows[0]["idempotency_key"]:
             rows[0]["idempotency_key"] = header
     if header and any(len(row["idempotency_key"]) > s.IDEMPOTENCY_KEY_MAX for row in rows):
@@ -113,10 +113,6 @@ def _accepted_row(interaction: Interaction, *, duplicate: bool) -> dict:
             "memory_ids": sorted(m.pk for m in interaction.memories.all()), "reason": interaction.reason}
 
 
-def _validated(serializer_class, data) -> dict:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
 
 
 class InteractionDetailApi(APIView):
@@ -162,7 +158,7 @@ class SessionGraphApi(APIView):
     def get(self, request, project_slug: str, session_id: int):
         access = request_access(request, project_slug)
         session = session_for(access.project, session_id)
-        params = _validated(s.GraphQueryInput, request.query_params)
+        params = s.valid(s.GraphQueryInput, request.query_params)
         graph = session_graph(session=session, around=params["around"], hops=params["hops"], limit=params["limit"])
         if params["around"] is not None and not graph.memories:
             raise NotFound(f"No memory {params['around']} in session {session_id}.")
@@ -196,7 +192,7 @@ class SessionChangesApi(APIView):
     def get(self, request, project_slug: str, session_id: int):
         access = request_access(request, project_slug)
         session = session_for(access.project, session_id)
-        params = _validated(s.ChangeQueryInput, request.query_params)
+        params = s.valid(s.ChangeQueryInput, request.query_params)
         changes = change_list(session=session, after_id=params["after"], limit=params["limit"] + 1,
                               memory_id=params["memory"], edge_id=params["edge"])
         has_more = len(changes) > params["limit"]
@@ -213,7 +209,7 @@ class RecallApi(APIView):
     def post(self, request, project_slug: str):
         access = request_access(request, project_slug)
         project = access.project
-        data = _validated(s.RecallInput, request.data)
+        data = s.valid(s.RecallInput, request.data)
         session = session_for(project, data["session_id"]) if data["session_id"] is not None else None
         query = RecallQuery(text=data["query"], k=data.get("k") or memory_settings.DEFAULT_RECALL_K, session=session,
                             include_sensitive=access.may_see_sensitive, preset=data["preset"],

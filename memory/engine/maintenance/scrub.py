@@ -105,7 +105,7 @@ def ids_matching(table: str, project: Project, text_columns: tuple[str, ...], js
 
 def traces_scrub(project: Project, needles: Needles) -> int:
     """Recall traces: the forgotten text leaves query, context, narrative and every JSON column; ids stay."""
-    texts, jsons = ("query", "context", "narrative"), ("seeds", "activations", "ranking", "params")
+    texts, jsons = ("query", "context", "narrative"), ("seeds", "activations", "ranking", "params", "context_lines")
     columns = texts + jsons
     changed = 0
     for trace in RecallTrace.objects.filter(pk__in=ids_matching(RecallTrace._meta.db_table, project, texts, jsons,

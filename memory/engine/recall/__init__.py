@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from ...models import AgentSession, Edge, Interaction, Memory, Project, RecallTrace
+from ...models import AgentSession, Edge, GraphChange, Interaction, Memory, Project, RecallTrace
 from ...providers import get_embedder
 from ..changelog import change_record
 from ..operations import Op
@@ -25,7 +25,7 @@ from ..vector_index import cached_space_for
 from .config import RECALL_PRESETS, RecallConfig, config_for
 from .narrate import narrate
 from .rank import Ranked, rank
-from .reconstruct import dependency_order, subgraph_edges, tell
+from .reconstruct import dependency_order, subgraph_edges, told_lines
 from .ripple import Arrival, spread
 from .seeds import (
     RankedRow,
@@ -100,7 +100,7 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
     memories = _load_with_provenance([r.memory_id for r in ranked])
     edges = subgraph_edges(list(memories))
     ordered = dependency_order(list(memories.values()), edges)
-    context = tell(ordered, edges)  # sensitive memories never got this far unless the caller may see them
+    lines = told_lines(ordered, edges)  # sensitive memories never got this far unless the caller may see them
     clock.lap("rank_and_reconstruct")
     narrative = ""
     if config.narrate:
@@ -108,12 +108,18 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
         clock.lap("narrate")
     items = _items(ranked, memories, seeds, arrivals)
     with transaction.atomic():
-        trace = _trace_store(project, query, config, seeds, arrivals, items, context, clock.done(), actor,
+        trace = _trace_store(project, query, config, seeds, arrivals, items, lines, clock.done(), actor,
                              narrative)
         if query.counts_as_access:
             Memory.objects.filter(pk__in=list(memories)).update(
                 access_count=F("access_count") + 1, last_accessed_at=timezone.now())
-    return RecallResult(trace=trace, items=items, edges=edges, context=context, narrative=narrative)
+    return RecallResult(trace=trace, items=items, edges=edges, context=trace.context, narrative=narrative)
+
+
+def _last_change_id(project: Project) -> int | None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT max(id) FROM {GraphChange._meta.db_table} WHERE project_id = %s", [project.pk])
+        return cursor.fetchone()[0]
 
 
 def _seeds(scope: Scope, text: str, config: RecallConfig, clock: _Clock,
@@ -215,18 +221,24 @@ def _path_back(memory_id: int, best: dict[int, Arrival], seed_ranks: dict[int, d
 
 
 def _trace_store(project: Project, query: RecallQuery, config: RecallConfig, seeds: list[Seed],
-                 arrivals: list[Arrival], items: list[RecalledMemory], context: str, timings: dict[str, float],
-                 actor: str, narrative: str = "") -> RecallTrace:
+                 arrivals: list[Arrival], items: list[RecalledMemory], lines: list[tuple[int | None, str]],
+                 timings: dict[str, float], actor: str, narrative: str = "") -> RecallTrace:
+    """The trace keeps what the recall showed (each memory's text, the context by line) and the change-log
+    position it ran at, so a replay reads the same after the graph changed."""
+    returned = [i.memory.pk for i in items]
     trace = RecallTrace.objects.create(
         project=project, session=query.session, actor=actor, query=query.text,
         params={"preset": query.preset, "k": query.k, "scope": "session" if query.session else "project",
-                "config": config.to_json()},
+                "include_sensitive": query.include_sensitive, "config": config.to_json()},
         seeds=[{"memory_id": s.memory_id, "activation": s.activation, "sources": s.ranks} for s in seeds],
         activations=[{"memory_id": a.memory_id, "hop": a.hop, "activation": round(a.activation, 6),
                       "from": a.from_memory, "edge_id": a.edge_id, "relation": a.relation} for a in arrivals],
         ranking=[{"memory_id": i.memory.pk, "rank": i.rank, "score": i.score, "components": i.components,
-                  "path": i.path} for i in items],
-        context=context, narrative=narrative, timings=timings,
+                  "path": i.path, "content": i.memory.content, "kind": i.memory.kind,
+                  "session_id": i.memory.session_id, "sensitive": i.memory.sensitive} for i in items],
+        context="\n".join(line for _, line in lines), context_lines=[{"memory_id": m, "text": t} for m, t in lines],
+        narrative=narrative, timings=timings, change_id=_last_change_id(project), returned_ids=returned,
+        touched_ids=sorted({a.memory_id for a in arrivals} | set(returned)),
     )
     # The live view flashes the recalled memories; the query itself stays in the trace (RecallTrace),
     # out of the change log every member and agent of the project reads.

@@ -77,10 +77,10 @@ def language_of(memories: list[Memory]) -> str:
     return "zh" if cjk * 3 > sum(len(m.content) for m in memories) * 0.5 else "en"
 
 
-def tell(ordered: list[Memory], edges: list[Edge]) -> str:
-    """Numbered lines in dependency order, each naming what it depends on ("because of #1")."""
+def told_lines(ordered: list[Memory], edges: list[Edge]) -> list[tuple[int | None, str]]:
+    """The context line by line, each with its memory (None for the header), so a replay links them."""
     if not ordered:
-        return ""
+        return []
     language = language_of(ordered)
     number = {m.pk: i for i, m in enumerate(ordered, start=1)}
     links: dict[int, list[str]] = {}
@@ -88,8 +88,13 @@ def tell(ordered: list[Memory], edges: list[Edge]) -> str:
         if edge.relation in ORDERING and edge.source_id in number and edge.target_id in number:
             words = LINK_WORDS[language][edge.relation]
             links.setdefault(edge.target_id, []).append(f"{words} #{number[edge.source_id]}")
-    lines = [HEADER[language]]
+    lines: list[tuple[int | None, str]] = [(None, HEADER[language])]
     for memory in ordered:
         suffix = f" ({'; '.join(links[memory.pk])})" if memory.pk in links else ""
-        lines.append(f"{number[memory.pk]}. [{memory.kind}] {memory.content}{suffix}")
-    return "\n".join(lines)
+        lines.append((memory.pk, f"{number[memory.pk]}. [{memory.kind}] {memory.content}{suffix}"))
+    return lines
+
+
+def tell(ordered: list[Memory], edges: list[Edge]) -> str:
+    """Numbered lines in dependency order, each naming what it depends on ("because of #1")."""
+    return "\n".join(line for _, line in told_lines(ordered, edges))
