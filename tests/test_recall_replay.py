@@ -179,3 +179,17 @@ def test_reading_a_trace_writes_nothing(project, trip, readers):
     readers["viewer"].get(url(project))
     readers["viewer"].get(url(project, result.trace.pk, "compare", result.trace.pk))
     assert (GraphChange.objects.count(), RecallTrace.objects.count(), Edge.objects.count()) == counts
+
+
+def test_the_list_names_the_recalls_a_memory_returned_and_an_edge_carried(project, trip, readers):
+    through = recall(project, "why is the riverside hotel sold out", sensitive=False)
+    elsewhere = recall(project, "travel dates October", sensitive=False, max_hops=0)
+    client = readers["viewer"]
+    dates, conditional = trip["dates"], trip["edges"][0]
+    returned_dates = {r["id"] for r in client.get(url(project), {"memory": dates.pk}).json()["results"]}
+    assert returned_dates == {t.trace.pk for t in (through, elsewhere) if dates.pk in t.trace.returned_ids}
+    assert through.trace.pk in returned_dates
+    carried = [r["id"] for r in client.get(url(project), {"edge": conditional.pk}).json()["results"]]
+    assert carried == [through.trace.pk]  # the recall without hops carried nothing
+    assert client.get(url(project), {"edge": 10**9}).json()["count"] == 0
+    assert client.get(url(project), {"memory": 0}).status_code == 400

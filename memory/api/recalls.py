@@ -29,6 +29,8 @@ class RecallListQuery(serializers.Serializer):
     session = id_field(required=False, allow_null=True, default=None)
     actor = serializers.CharField(required=False, default="", allow_blank=True, max_length=120)
     q = serializers.CharField(required=False, default="", allow_blank=True, max_length=MAX_SEARCH)
+    memory = id_field(required=False, allow_null=True, default=None)
+    edge = id_field(required=False, allow_null=True, default=None)
 
 
 class RecallSummaryOutput(serializers.Serializer):
@@ -89,6 +91,8 @@ class RecallListApi(APIView):
                                      "one of its memories."),
                     OpenApiParameter("actor", str, description="Only recalls run by this actor (user:… or token:…)."),
                     OpenApiParameter("q", str, description="Text in the query (queries hidden from you never match)."),
+                    OpenApiParameter("memory", int, description="Only recalls that returned this memory."),
+                    OpenApiParameter("edge", int, description="Only recalls in which this edge carried activation."),
                     OpenApiParameter("limit", int, description="Page size (default 100, 1 to 1000)."),
                     OpenApiParameter("offset", int, description="Skip this many (default 0).")],
         responses=RecallPageOutput, summary="Stored recalls of the project, newest first",
@@ -101,7 +105,8 @@ class RecallListApi(APIView):
         if session_id is not None:
             session_for(access.project, session_id)
         queryset = recall_list(project=access.project, show_sensitive=access.may_see_sensitive,
-                               session_id=session_id, actor=params["actor"], text=params["q"])
+                               session_id=session_id, actor=params["actor"], text=params["q"],
+                               memory_id=params["memory"], edge_id=params["edge"])
         paginator = BoundedPagination()
         page = paginator.paginate_queryset(queryset, request, view=self)
         return paginator.get_paginated_response(RecallSummaryOutput([recall_summary(t) for t in page],

@@ -11,6 +11,7 @@ when every memory the recall touched may be shown.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -27,11 +28,12 @@ PREVIEW_CHARS = 160  # of each memory's text in the replay's node list (the rank
 
 
 def recall_list(*, project: Project, show_sensitive: bool, session_id: int | None = None, actor: str = "",
-                text: str = "") -> QuerySet[RecallTrace]:
+                text: str = "", memory_id: int | None = None, edge_id: int | None = None) -> QuerySet[RecallTrace]:
     """The project's stored recalls, newest first, each annotated `query_hidden` for this reader.
 
     `session_id`: recalls scoped to that session or returning one of its memories. `text` searches the
-    queries this reader may see, so a search cannot reveal a hidden one by what it matches.
+    queries this reader may see, so a search cannot reveal a hidden one by what it matches. `memory_id`:
+    recalls that returned it (the memory panel); `edge_id`: recalls it carried activation in (the edge panel).
     """
     hidden = RawSQL(recall_query_hidden_sql(show_sensitive), [], output_field=BooleanField())
     queryset = RecallTrace.objects.filter(project=project).annotate(query_hidden=hidden)
@@ -42,19 +44,12 @@ def recall_list(*, project: Project, show_sensitive: bool, session_id: int | Non
         queryset = queryset.filter(actor=actor)
     if text:
         queryset = queryset.filter(query__icontains=text, query_hidden=False)
+    if memory_id is not None:
+        queryset = queryset.filter(returned_ids__contains=[memory_id])
+    if edge_id is not None:
+        queryset = queryset.filter(RawSQL("memory_recalltrace.activations @> %s::jsonb",
+                                          [json.dumps([{"edge_id": edge_id}])], output_field=BooleanField()))
     return queryset.defer("seeds", "activations", "context", "context_lines", "narrative").order_by("-id")
-
-
-def recalls_returning(*, project: Project, memory_id: int, show_sensitive: bool) -> QuerySet[RecallTrace]:
-    """Stored recalls that returned this memory, newest first (the memory panel's list)."""
-    return recall_list(project=project, show_sensitive=show_sensitive).filter(returned_ids__contains=[memory_id])
-
-
-def recalls_carried_by(*, project: Project, edge_id: int, show_sensitive: bool) -> QuerySet[RecallTrace]:
-    """Stored recalls in which this edge carried activation (the edge panel's list)."""
-    carried = RawSQL("memory_recalltrace.activations @> %s::jsonb", [f'[{{"edge_id": {int(edge_id)}}}]'],
-                     output_field=BooleanField())
-    return recall_list(project=project, show_sensitive=show_sensitive).filter(carried)
 
 
 def recall_summary(trace: RecallTrace, query_hidden: bool | None = None) -> dict[str, Any]:
