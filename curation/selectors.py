@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.db.models import BooleanField, Count, IntegerField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from memory.engine.operations import user_actor
 from memory.models import Edge, Entity, Memory, MemoryStatus, Project
 
 # How many stored recalls an edge carried activation in: the review queue puts the edges that shaped
@@ -71,12 +70,3 @@ def entity_list(*, project: Project, flagged: bool = False, query: str = "", inc
     if query:
         entities = entities.filter(Q(name__icontains=query) | Q(aliases__icontains=query))
     return entities.annotate(mention_count=Count("mentions", distinct=True)).order_by("-mention_count", "name")
-
-
-def actor_names(acts) -> dict[str, str]:
-    """Usernames of the people among these acts' actors (`user:<id>`), in one query."""
-    from django.contrib.auth import get_user_model
-
-    ids = {int(a.actor.split(":", 1)[1]) for a in acts if a.actor.startswith("user:") and a.actor[5:].isdigit()}
-    users = get_user_model().objects.filter(pk__in=ids).values_list("pk", "username") if ids else []
-    return {user_actor(pk): name for pk, name in users}

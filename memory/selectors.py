@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
@@ -11,8 +12,10 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 
 from .engine.layout import Position, positions_for
+from .engine.operations import token_actor, user_actor
 from .models import (
     AgentSession,
+    ApiToken,
     Edge,
     EdgeStatus,
     Entity,
@@ -195,3 +198,21 @@ def change_list(*, session: AgentSession | None = None, session_id: int | None =
 
 def interaction_list(*, session: AgentSession) -> QuerySet[Interaction]:
     return session.interactions.order_by("occurred_at", "id")
+
+
+def actor_names(actors: Iterable[str]) -> dict[str, str]:
+    """What to call each actor of the change log: a person's username (`user:<id>`), a token's name
+    (`token:<id>`); others (engine, maintenance) as they are. Two queries at most."""
+    from django.contrib.auth import get_user_model
+
+    actors = set(actors)
+
+    def ids(prefix: str) -> set[int]:
+        return {int(a[len(prefix):]) for a in actors if a.startswith(prefix) and a[len(prefix):].isdigit()}
+
+    users, tokens = ids("user:"), ids("token:")
+    names = {user_actor(pk): name for pk, name in
+             (get_user_model().objects.filter(pk__in=users).values_list("pk", "username") if users else [])}
+    names |= {token_actor(pk): f"{name} (token)" for pk, name in
+              (ApiToken.objects.filter(pk__in=tokens).values_list("pk", "name") if tokens else [])}
+    return names

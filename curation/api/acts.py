@@ -10,10 +10,10 @@ from rest_framework.views import APIView
 from memory.api.pagination import BoundedPagination, page_of
 from memory.api.serializers import MemoryOutput, id_field
 from memory.models import Role
+from memory.selectors import actor_names
 
 from .. import services
 from ..models import ActKind, CurationAct
-from ..selectors import actor_names
 from .common import (
     TAG,
     ActOutput,
@@ -58,7 +58,8 @@ class ActListApi(APIView):
                 acts = acts.filter(**{field: params[name]})
         paginator = BoundedPagination()
         page = paginator.paginate_queryset(acts, request, view=self)
-        return paginator.get_paginated_response(ActOutput(page, many=True, context={"names": actor_names(page)}).data)
+        names = actor_names(a.actor for a in page)
+        return paginator.get_paginated_response(ActOutput(page, many=True, context={"names": names}).data)
 
 
 class ActUndoApi(APIView):

@@ -1,12 +1,37 @@
-// HTTP reads of the session (cookie session auth). Every function throws on a non-2xx answer.
+// HTTP calls of the session page (cookie session auth). Every function throws on a non-2xx answer, with the
+// server's error message when it sent one.
+
+export function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+/** The server's error message for a failed call (its JSON `error.message`), else the HTTP status. */
+export async function failure(response) {
+  let message = `${response.status} ${response.statusText}`;
+  try {
+    const body = await response.json();
+    if (body && body.error && body.error.message) message = body.error.message;
+  } catch { /* not JSON: keep the status line */ }
+  const error = new Error(message);
+  error.status = response.status;
+  return error;
+}
 
 async function getJson(url, started = null) {
   const response = await (started || fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } }));
-  if (!response.ok) {
-    const error = new Error(`${response.status} ${response.statusText} for ${url}`);
-    error.status = response.status;
-    throw error;
-  }
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
+/** A write as the logged-in person (CSRF token from the cookie). */
+export async function sendJson(method, url, body = null) {
+  const response = await fetch(url, {
+    method, credentials: "same-origin",
+    headers: { Accept: "application/json", "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+    body: body === null ? null : JSON.stringify(body),
+  });
+  if (!response.ok) throw await failure(response);
   return response.json();
 }
 
@@ -50,4 +75,26 @@ export async function fetchAllChanges(config, after, onPage = null) {
 
 export function fetchInteraction(config, interactionId) {
   return getJson(config.urls.interaction.replace("/0/", `/${interactionId}/`));
+}
+
+/** One page of stored recalls: `{ session, q, memory, edge, limit, offset }` → {count, next, results}. */
+export function fetchRecalls(config, params = {}) {
+  return getJson(withQuery(config.urls.recalls, params));
+}
+
+export function fetchRecall(config, recallId) {
+  return getJson(config.urls.recallDetail.replace("/0/", `/${recallId}/`));
+}
+
+export function fetchComparison(config, firstId, secondId) {
+  return getJson(config.urls.recallCompare.replace("/0/compare/0/", `/${firstId}/compare/${secondId}/`));
+}
+
+/** Run a recall now ({query, session_id, k, preset, params}); the answer names its stored trace. */
+export function runRecall(config, body) {
+  return sendJson("POST", config.urls.recall, body);
+}
+
+export function rerunRecall(config, recallId) {
+  return sendJson("POST", config.urls.recallRerun.replace("/0/", `/${recallId}/`));
 }

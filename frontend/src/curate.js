@@ -2,6 +2,7 @@
 // and the filtered-interactions tab show to curators. The server decides (roles are enforced there);
 // the page's graph changes arrive through the live stream like every other change.
 
+import { failure, sendJson } from "./api.js";
 import { clear, h } from "./dom.js";
 import { gettext, interpolate, ngettext } from "./i18n.js";
 
@@ -10,36 +11,14 @@ const CURATED_RELATIONS = ["causal", "temporal", "conditional", "elaborates", "s
 const MEMORY_KINDS = ["fact", "preference", "constraint", "intent", "decision", "action", "result", "error", "event"];
 const TOAST_MS = 8000;
 
-function csrfToken() {
-  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-  return match ? decodeURIComponent(match[1]) : "";
-}
-
-/** The server's error message for a failed act (its JSON `error.message`), else the HTTP status. */
-async function failure(response) {
-  let message = `${response.status} ${response.statusText}`;
-  try {
-    const body = await response.json();
-    if (body && body.error && body.error.message) message = body.error.message;
-  } catch { /* not JSON: keep the status line */ }
-  const error = new Error(message);
-  error.status = response.status;
-  return error;
-}
 
 export class CurationClient {
   constructor(config) {
     this.urls = config.urls;
   }
 
-  async send(method, url, body = null) {
-    const response = await fetch(url, {
-      method, credentials: "same-origin",
-      headers: { Accept: "application/json", "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-      body: body === null ? null : JSON.stringify(body),
-    });
-    if (!response.ok) throw await failure(response);
-    return response.json();
+  send(method, url, body = null) {
+    return sendJson(method, url, body);
   }
 
   edge(id, body) { return this.send("PATCH", this.urls.edge.replace("/0/", `/${id}/`), body); }

@@ -24,6 +24,12 @@ function append(element, children) {
   }
 }
 
+/** Replace an element's children (nulls skipped, arrays flattened, as h() does). */
+export function fill(element, ...children) {
+  append(clear(element), children);
+  return element;
+}
+
 export function clear(element) {
   while (element.firstChild) element.removeChild(element.firstChild);
   return element;

@@ -1,15 +1,15 @@
 // The side panel: everything about the selected memory or edge, with its provenance and history.
 
-import { fetchHistory, fetchInteraction } from "./api.js";
+import { fetchHistory, fetchInteraction, fetchRecalls } from "./api.js";
 import { clear, h, shorten } from "./dom.js";
-import { formatDateTime, formatNumber, gettext, interpolate } from "./i18n.js";
+import { formatDateTime, formatNumber, gettext, interpolate, ngettext } from "./i18n.js";
 import { kindColor, relationColor, textOn } from "./graph/style.js";
 
 const DIMENSION_LISTS = ["topics", "keywords", "dates", "times", "amounts", "numbers", "urls", "paths", "identifiers"];
 
 export class SidePanel {
-  constructor(root, { config, model, labels, onSelect, onEntity, curation = null }) {
-    Object.assign(this, { root, config, model, labels, onSelect, onEntity, curation });
+  constructor(root, { config, model, labels, onSelect, onEntity, onRecall = null, curation = null }) {
+    Object.assign(this, { root, config, model, labels, onSelect, onEntity, onRecall, curation });
     this.selection = null;
     model.subscribe((patch) => this.refresh(patch));
     this.interactionCache = new Map();
@@ -68,6 +68,7 @@ export class SidePanel {
       ? h("p", { class: "content masked" }, gettext("The content of this memory is sensitive and hidden from you."))
       : h("p", { class: "content", id: "panel-content" }, memory.content);
     const history = h("div", { class: "history" }, h("p", { class: "muted small" }, gettext("Loading…")));
+    const recalls = h("div", { class: "panel-recalls", id: "panel-recalls" });
     const sources = h("div", { class: "sources" });
     clear(this.root).append(
       h("article", { class: "panel-body", dataset: { memoryId: memory.id } },
@@ -81,10 +82,12 @@ export class SidePanel {
         this._section(gettext("Dimensions"), this._dimensions(memory)),
         this._section(gettext("Source interactions"), sources),
         this._section(gettext("Links"), this._links(memory)),
+        this._section(gettext("Recalls that returned it"), recalls),
         this._section(gettext("History"), history),
         h("p", { class: "small" }, h("a", { href: this._aroundUrl(memory.id), id: "panel-around" },
           gettext("Open only its neighbourhood")))));
     this._loadSources(memory, sources);
+    this._loadRecalls(recalls, { memory: memory.id });
     this._loadHistory(history, { memory: memory.id }, (c) => (c.object_type === "memory" && c.object_id === memory.id)
       || (c.object_type === "edge" && c.after && (c.after.source_id === memory.id || c.after.target_id === memory.id)));
   }
@@ -107,6 +110,7 @@ export class SidePanel {
       edge.needsReview ? h("span", { class: "chip chip-proposal" }, gettext("needs review")) : null,
     ];
     const history = h("div", { class: "history" }, h("p", { class: "muted small" }, gettext("Loading…")));
+    const recalls = h("div", { class: "panel-recalls", id: "panel-recalls" });
     clear(this.root).append(
       h("article", { class: "panel-body", dataset: { edgeId: edge.id } },
         this._header(chips, interpolate(gettext("Edge #%s"), [edge.id]), gettext("Close")),
@@ -121,8 +125,33 @@ export class SidePanel {
           edge.createdAt ? [h("dt", null, gettext("Created")), h("dd", null, formatDateTime(edge.createdAt))] : null),
         this.curation ? this._section(gettext("Curate"), this.curation.edge(edge)) : null,
         this._section(gettext("Rationale"), h("p", { class: "rationale" }, edge.rationale || gettext("No rationale recorded."))),
+        this._section(gettext("Recalls it carried activation in"), recalls),
         this._section(gettext("History"), history)));
+    this._loadRecalls(recalls, { edge: edge.id });
     this._loadHistory(history, { edge: edge.id }, (c) => c.object_type === "edge" && c.object_id === edge.id);
+  }
+
+  /** The newest stored recalls that returned this memory (or that this edge carried activation in). */
+  async _loadRecalls(root, of) {
+    let page;
+    try {
+      page = await fetchRecalls(this.config, { ...of, limit: 5 });
+    } catch (error) {
+      clear(root).append(h("p", { class: "muted small" }, error.message));
+      return;
+    }
+    if (!page.count) {
+      clear(root).append(h("p", { class: "muted small" }, of.edge ? gettext("No stored recall went through this edge.")
+        : gettext("No stored recall returned this memory.")));
+      return;
+    }
+    clear(root).append(
+      h("p", { class: "small" }, interpolate(ngettext("%s stored recall", "%s stored recalls", page.count), [page.count])),
+      h("ul", { class: "recall-links" }, page.results.map((recall) => h("li", null,
+        h("button", { type: "button", class: "link", dataset: { recallId: recall.id },
+          onclick: () => this.onRecall && this.onRecall(recall.id) },
+        recall.query_hidden ? gettext("query hidden from you") : shorten(recall.query, 60)),
+        h("span", { class: "muted small" }, ` #${recall.id} · ${formatDateTime(recall.created_at)}`)))));
   }
 
   _aroundUrl(memoryId) {

@@ -10,6 +10,7 @@ import { makeLabels } from "./labels.js";
 import { LiveConnection, socketUrl } from "./live.js";
 import { GraphModel } from "./model.js";
 import { SidePanel } from "./panel.js";
+import { RecallDrawer } from "./replay.js";
 import { InteractionTable, MemoryTable } from "./table.js";
 
 const TABS = ["graph", "list", "interactions"];
@@ -45,9 +46,14 @@ class SessionApp {
     this.curation = this.config.canCurate ? new CurationControls({
       client: new CurationClient(this.config), toast: new Toast($("#toast")), labels: this.labels,
     }) : null;
+    this.replay = new RecallDrawer($("#replay"), {
+      config: this.config, view: this.view, labels: this.labels, onSelect: (s) => this.select(s, { center: true }),
+      onClose: () => this.applyFilters(),
+    });
     this.panel = new SidePanel($("#panel"), {
       config: this.config, model: this.model, labels: this.labels, curation: this.curation,
       onSelect: (s) => this.select(s, { center: true }), onEntity: (name) => this._filterEntity(name),
+      onRecall: (id) => this._openRecall(id),
     });
     this.filterPanel = new FilterPanel($("#filters"), this.filters, this.model);
     this.table = new MemoryTable($("#view-list"), {
@@ -127,10 +133,12 @@ class SessionApp {
     const cy = this.view.cy;
     cy.batch(() => {
       cy.nodes().forEach((node) => {
+        if (node.data("ghost")) return;
         const hide = !visible.has(node.data("mid"));
         if (node.hasClass("hidden") !== hide) node.toggleClass("hidden", hide);
       });
       cy.edges().forEach((element) => {
+        if (element.data("ghost")) return;
         const edge = this.model.edges.get(element.data("eid"));
         const hide = !edge || !this.filters.edgeVisible(edge, visible);
         if (element.hasClass("hidden") !== hide) element.toggleClass("hidden", hide);
@@ -194,6 +202,7 @@ class SessionApp {
     this.selection = selection;
     this.view.select(selection, { center: center && this.tab === "graph" });
     this.panel.show(selection);
+    if (selection && selection.type === "memory" && this.replay.isOpen) this.replay.focus(selection.id);
     this.table.selectedId = selection && selection.type === "memory" ? selection.id : null;
     for (const row of document.querySelectorAll("#memory-table tr.selected")) row.classList.remove("selected");
     if (this.table.selectedId !== null) {
@@ -211,6 +220,10 @@ class SessionApp {
       button.addEventListener("click", () => this._layout(button.dataset.layout));
     }
     $("#btn-fit").addEventListener("click", () => this.view.fit());
+    $("#btn-recall").addEventListener("click", () => {
+      if (this.tab !== "graph") this._setTab("graph");
+      this.replay.toggle();
+    });
     $("#btn-zoom-in").addEventListener("click", () => this.view.zoomBy(1.4));
     $("#btn-zoom-out").addEventListener("click", () => this.view.zoomBy(1 / 1.4));
     $("#live-status").addEventListener("click", () => {
@@ -224,7 +237,13 @@ class SessionApp {
         this.curation.stopLink();
         this.select({ type: "memory", id: from });
       } else if (event.key === "Escape" && this.selection) this.select(null);
+      else if (event.key === "Escape" && this.replay.isOpen && !event.target.closest("input, select, textarea")) this.replay.close();
     });
+  }
+
+  async _openRecall(recallId) {
+    if (this.tab !== "graph") this._setTab("graph");
+    await this.replay.openRecall(recallId);
   }
 
   async _layout(name) {
@@ -240,6 +259,7 @@ class SessionApp {
   }
 
   _setTab(tab) {
+    if (tab !== "graph" && this.replay && this.replay.isOpen) this.replay.close();
     this.tab = tab;
     for (const button of document.querySelectorAll("[data-tab]")) {
       const active = button.dataset.tab === tab;
@@ -256,12 +276,13 @@ class SessionApp {
 
   _stats() {
     let edges = 0;
-    this.view.cy.edges().forEach((e) => {
+    const drawn = this.view.cy.edges("[!ghost]");
+    drawn.forEach((e) => {
       if (!e.hasClass("hidden")) edges += 1;
     });
     const filtered = [...this.model.interactions.values()].filter((i) => i.status === "filtered").length;
     $("#graph-stats").textContent = interpolate(gettext("%(nodes)s of %(total)s memories · %(edges)s of %(totalEdges)s edges"), {
-      nodes: this.visibleIds.size, total: this.model.memories.size, edges, totalEdges: this.view.cy.edges().length,
+      nodes: this.visibleIds.size, total: this.model.memories.size, edges, totalEdges: drawn.length,
     }, true);
     $("#filtered-count").textContent = String(filtered);
   }

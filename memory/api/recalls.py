@@ -17,6 +17,7 @@ from ..access import Access
 from ..engine.recall import RecallQuery, memory_recall
 from ..engine.recall.replay import recall_compare, recall_list, recall_replay, recall_summary
 from ..models import Project, RecallTrace
+from ..selectors import actor_names
 from .access import request_access, session_for
 from .authentication import actor_of
 from .pagination import BoundedPagination, page_of
@@ -37,6 +38,7 @@ class RecallSummaryOutput(serializers.Serializer):
     id = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     actor = serializers.CharField()
+    actor_name = serializers.CharField(help_text="A person's username, a token's name, else the actor.")
     session_id = serializers.IntegerField(allow_null=True, help_text="The session it was scoped to (null: project).")
     query = serializers.CharField(allow_null=True, help_text="Null when it touched a memory you may not see.")
     query_hidden = serializers.BooleanField()
@@ -78,6 +80,10 @@ class RecallCompareOutput(serializers.Serializer):
 RecallPageOutput = page_of(RecallSummaryOutput(many=True), "RecallPageOutput")
 
 
+def _replay(trace: RecallTrace, access: Access) -> dict:
+    return recall_replay(trace, show_sensitive=access.may_see_sensitive, names=actor_names([trace.actor]))
+
+
 def _trace(access: Access, recall_id: int) -> RecallTrace:
     trace = RecallTrace.objects.filter(project=access.project, pk=recall_id).first()
     if trace is None:
@@ -109,7 +115,8 @@ class RecallListApi(APIView):
                                memory_id=params["memory"], edge_id=params["edge"])
         paginator = BoundedPagination()
         page = paginator.paginate_queryset(queryset, request, view=self)
-        return paginator.get_paginated_response(RecallSummaryOutput([recall_summary(t) for t in page],
+        names = actor_names(t.actor for t in page)
+        return paginator.get_paginated_response(RecallSummaryOutput([recall_summary(t, names=names) for t in page],
                                                                     many=True).data)
 
 
@@ -118,7 +125,7 @@ class RecallDetailApi(APIView):
                    summary="One stored recall, step by step, as you may see it")
     def get(self, request, project_slug: str, recall_id: int):
         access = request_access(request, project_slug)
-        replay = recall_replay(_trace(access, recall_id), show_sensitive=access.may_see_sensitive)
+        replay = _replay(_trace(access, recall_id), access)
         return Response(RecallReplayOutput(replay).data)
 
 
@@ -127,9 +134,7 @@ class RecallCompareApi(APIView):
                    summary="Two stored recalls side by side: entered, left, moved, the edges that differ")
     def get(self, request, project_slug: str, recall_id: int, other_id: int):
         access = request_access(request, project_slug)
-        show = access.may_see_sensitive
-        first = recall_replay(_trace(access, recall_id), show_sensitive=show)
-        second = recall_replay(_trace(access, other_id), show_sensitive=show)
+        first, second = _replay(_trace(access, recall_id), access), _replay(_trace(access, other_id), access)
         return Response(RecallCompareOutput({"first": first, "second": second,
                                              "diff": recall_compare(first, second)}).data)
 
@@ -142,13 +147,13 @@ class RecallRerunApi(APIView):
         access = request_access(request, project_slug)
         trace = _trace(access, recall_id)
         show = access.may_see_sensitive
-        first = recall_replay(trace, show_sensitive=show)
+        first = _replay(trace, access)
         if first["query_hidden"]:
             raise PermissionDenied("This recall touched memories you may not see, so its query is hidden from you "
                                    "and cannot be re-run by you.")
         again = memory_recall(project=access.project, actor=actor_of(request), query=_query_again(
             access.project, trace, include_sensitive=show, counts_as_access=access.is_agent))
-        second = recall_replay(again.trace, show_sensitive=show)
+        second = _replay(again.trace, access)
         return Response(RecallCompareOutput({"first": first, "second": second,
                                              "diff": recall_compare(first, second)}).data,
                         status=status.HTTP_201_CREATED)

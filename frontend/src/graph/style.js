@@ -38,6 +38,8 @@ export function relationColor(relation) {
   return RELATION_COLORS[relation] || "#94a3b8";
 }
 
+const REPLAY_COLOR = "#2563eb";
+
 /** White or near-black text, whichever reads better on a #rrggbb background. */
 export function textOn(color) {
   const [r, g, b] = [1, 3, 5].map((i) => parseInt(color.slice(i, i + 2), 16) / 255);
@@ -141,5 +143,47 @@ export function stylesheet({ large }) {
       selector: "node.recalled",
       style: { "overlay-color": "#22c55e", "overlay-opacity": 0.3, "overlay-padding": 10, "overlay-shape": "ellipse" },
     },
+    // A recall replayed (graph/replay.js): lit by activation, seeds ringed, what carried it drawn thick.
+    { selector: ".replay-off", style: { opacity: 0.1 } },
+    {
+      selector: "node.replay-on",
+      style: {
+        opacity: 1,
+        "overlay-color": REPLAY_COLOR,
+        "overlay-opacity": "mapData(glow, 0, 1, 0.12, 0.5)",
+        "overlay-padding": "mapData(glow, 0, 1, 5, 18)",
+        "overlay-shape": "ellipse",
+        "z-index": 15,
+      },
+    },
+    { selector: "node.replay-seed", style: { "border-color": REPLAY_COLOR, "border-width": 4, "border-style": "double" } },
+    { selector: "node.replay-now", style: { "overlay-color": "#f59e0b" } },
+    { selector: "node.replay-ranked", style: { label: "data(rankLabel)", "font-weight": "bold", "font-size": 11 } },
+    {
+      selector: "edge.replay-carry",
+      style: {
+        opacity: 1,
+        "line-color": REPLAY_COLOR,
+        "target-arrow-color": REPLAY_COLOR,
+        "line-style": "solid",
+        width: "mapData(carry, 0, 1, 2, 8)",
+        label: "data(carryLabel)",
+        "font-size": 9,
+        color: "#1e3a8a",
+        "text-background-color": "#ffffff",
+        "text-background-opacity": 0.85,
+        "text-background-padding": 1,
+        "z-index": 14,
+      },
+    },
+    {
+      selector: "node.ghost",
+      style: { "background-opacity": 0.25, "border-style": "dashed", "border-color": "#64748b", "border-width": 2,
+        label: "data(label)", color: "#475569", "font-style": "italic" },
+    },
+    { selector: "edge.ghost", style: { "line-style": "dotted", "line-color": "#64748b", "target-arrow-color": "#64748b" } },
+    { selector: "node.cmp-entered", style: { "border-color": "#15803d", "border-width": 5, "border-style": "solid", opacity: 1 } },
+    { selector: "node.cmp-left", style: { "border-color": "#b91c1c", "border-width": 5, "border-style": "dotted", opacity: 0.8 } },
+    { selector: "node.cmp-moved", style: { "border-color": "#a16207", "border-width": 4, "border-style": "solid" } },
   ];
 }

@@ -52,13 +52,16 @@ def recall_list(*, project: Project, show_sensitive: bool, session_id: int | Non
     return queryset.defer("seeds", "activations", "context", "context_lines", "narrative").order_by("-id")
 
 
-def recall_summary(trace: RecallTrace, query_hidden: bool | None = None) -> dict[str, Any]:
+def recall_summary(trace: RecallTrace, query_hidden: bool | None = None,
+                   names: dict[str, str] | None = None) -> dict[str, Any]:
     """One row of the list, the query as this reader may see it: `query_hidden` as decided, or else as the
-    list's queryset annotated it (hidden when unknown)."""
+    list's queryset annotated it (hidden when unknown). `names`: actor_names of the page's actors."""
     params = trace.params or {}
     hidden = bool(getattr(trace, "query_hidden", True)) if query_hidden is None else query_hidden
+    names = names or {}
     return {
-        "id": trace.pk, "created_at": trace.created_at, "actor": trace.actor, "session_id": trace.session_id,
+        "id": trace.pk, "created_at": trace.created_at, "actor": trace.actor,
+        "actor_name": names.get(trace.actor, trace.actor), "session_id": trace.session_id,
         "query": None if hidden else trace.query, "query_hidden": hidden, "preset": params.get("preset", ""),
         "k": params.get("k"), "scope": params.get("scope", ""), "returned": len(trace.returned_ids),
         "touched": len(trace.touched_ids), "change_id": trace.change_id,
@@ -85,9 +88,9 @@ def _memories_now(ids: set[int]) -> dict[int, _Now]:
     return {pk: found.get(pk, _Now(False)) for pk in ids}
 
 
-def recall_replay(trace: RecallTrace, *, show_sensitive: bool) -> dict[str, Any]:
+def recall_replay(trace: RecallTrace, *, show_sensitive: bool, names: dict[str, str] | None = None) -> dict[str, Any]:
     """The whole trace as this reader may see it: seeds, each hop's arrivals, ranking, context, and the
-    memories and edges it names with what became of them since."""
+    memories and edges it names with what became of them since. `names`: what to call its actor."""
     stored = {entry["memory_id"]: entry for entry in trace.ranking}
     ids = set(trace.touched_ids) | set(stored) | {s["memory_id"] for s in trace.seeds}
     now = _memories_now(ids)
@@ -111,7 +114,7 @@ def recall_replay(trace: RecallTrace, *, show_sensitive: bool) -> dict[str, Any]
                 "text": masks.get(e["memory_id"]) or e.get("content") or now[e["memory_id"]].content}
                for e in trace.ranking]
     return {
-        **recall_summary(trace, hidden_any),
+        **recall_summary(trace, hidden_any, names),
         "params": trace.params, "timings": trace.timings,
         "changes_since": _changes_since(trace),
         "seeds": trace.seeds,

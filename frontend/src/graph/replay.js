@@ -1,0 +1,169 @@
+// Painting a stored recall on the graph, step by step: step 0 lights the seeds, step h the memories first
+// reached at hop h (glow by activation) and the edges that carried it (width by what they passed), the last
+// step the ranking. Memories of the trace that are not on this graph (gone since, or of another session)
+// are drawn as ghosts from the trace, removed again when the replay closes.
+
+import { shorten } from "../dom.js";
+import { gettext } from "../i18n.js";
+import { edgeId, nodeId } from "./view.js";
+
+const REPLAY_CLASSES = "replay-on replay-off replay-seed replay-now replay-ranked replay-carry cmp-entered cmp-left cmp-moved";
+const ghostNodeId = (memoryId) => `g${memoryId}`;
+const ghostEdgeId = (edgeIdValue, from, to) => `ge${edgeIdValue || `${from}-${to}`}`;
+
+/** The steps of a replay: 0 (seeds) … the last hop, then one more for the ranking. */
+export function stepCount(replay) {
+  const hops = replay.steps.map((s) => s.hop);
+  return (hops.length ? Math.max(...hops) : 0) + 2;
+}
+
+/** Activation per memory reached up to `step` (several paths into one memory in one hop add up). */
+export function activationUpTo(replay, step) {
+  const totals = new Map();
+  for (const { hop, arrivals } of replay.steps) {
+    if (hop > step) continue;
+    for (const arrival of arrivals) totals.set(arrival.memory_id, (totals.get(arrival.memory_id) || 0) + arrival.activation);
+  }
+  return totals;
+}
+
+/** The arrivals of hops 1…step: each is one edge carrying activation from one memory to another. */
+export function carriedUpTo(replay, step) {
+  return replay.steps.filter((s) => s.hop >= 1 && s.hop <= step).flatMap((s) => s.arrivals);
+}
+
+export class ReplayPainter {
+  constructor(view) {
+    this.view = view;
+    this.cy = view.cy;
+    this.ghosts = this.cy.collection();
+    this.replay = null;
+  }
+
+  /** Start painting this replay (ghosts added for what the graph does not hold). */
+  start(replay) {
+    this.stop();
+    this.replay = replay;
+    this._addGhosts(replay);
+  }
+
+  stop() {
+    const cy = this.cy;
+    cy.batch(() => {
+      cy.elements().removeClass(REPLAY_CLASSES);
+      cy.nodes().forEach((node) => {
+        if (node.data("rankLabel")) node.removeData("rankLabel");
+      });
+      this.ghosts.remove();
+    });
+    this.ghosts = cy.collection();
+    this.replay = null;
+  }
+
+  nodeOf(memoryId) {
+    const real = this.cy.getElementById(nodeId(memoryId));
+    return real.nonempty() ? real : this.cy.getElementById(ghostNodeId(memoryId));
+  }
+
+  edgeOf(arrival) {
+    const real = arrival.edge_id ? this.cy.getElementById(edgeId(arrival.edge_id)) : this.cy.collection();
+    return real.nonempty() ? real : this.cy.getElementById(ghostEdgeId(arrival.edge_id, arrival.from, arrival.memory_id));
+  }
+
+  /** Show step `step` of the replay (see stepCount): what is lit, what carried, what ranked. */
+  show(step) {
+    const replay = this.replay;
+    if (!replay) return;
+    const cy = this.cy;
+    const last = stepCount(replay) - 1;
+    const reached = activationUpTo(replay, Math.min(step, last - 1));
+    const top = Math.max(1e-9, ...reached.values());
+    const seeds = new Set(replay.seeds.map((s) => s.memory_id));
+    const now = new Set(step < last ? (replay.steps.find((s) => s.hop === step) || { arrivals: [] }).arrivals.map((a) => a.memory_id) : []);
+    const ranked = new Map(replay.ranking.map((r) => [r.memory_id, r.rank]));
+    const carried = carriedUpTo(replay, Math.min(step, last - 1));
+    const passedMax = Math.max(1e-9, ...carried.map((a) => a.activation));
+    cy.batch(() => {
+      cy.elements().removeClass(REPLAY_CLASSES);
+      cy.nodes().forEach((node) => {
+        const memoryId = node.data("mid");
+        const value = reached.get(memoryId);
+        const inRanking = step === last && ranked.has(memoryId);
+        if (value === undefined || (step === last && !inRanking)) {
+          node.addClass("replay-off");
+          return;
+        }
+        node.data("glow", Math.min(1, value / top));
+        node.addClass("replay-on");
+        if (seeds.has(memoryId)) node.addClass("replay-seed");
+        if (now.has(memoryId)) node.addClass("replay-now");
+        if (inRanking) {
+          node.data("rankLabel", `${ranked.get(memoryId)}. ${node.data("label")}`);
+          node.addClass("replay-ranked");
+        }
+      });
+      const carrying = new Set();
+      for (const arrival of carried) {
+        const edge = this.edgeOf(arrival);
+        if (edge.empty()) continue;
+        carrying.add(edge.id());
+        edge.data("carry", Math.min(1, arrival.activation / passedMax));
+        edge.data("carryLabel", arrival.activation.toFixed(2));
+        edge.addClass("replay-carry");
+      }
+      cy.edges().forEach((edge) => {
+        if (!carrying.has(edge.id())) edge.addClass("replay-off");
+      });
+    });
+  }
+
+  /** Mark a comparison on the graph: what entered the second recall, what left it, what moved. */
+  markComparison(diff) {
+    this.cy.batch(() => {
+      for (const { memory_id: id } of diff.entered) this.nodeOf(id).addClass("cmp-entered");
+      for (const { memory_id: id } of diff.left) this.nodeOf(id).addClass("cmp-left").removeClass("replay-off");
+      for (const { memory_id: id } of diff.moved) this.nodeOf(id).addClass("cmp-moved");
+    });
+  }
+
+  /** Frame what the replay lit (ghosts included). */
+  fit() {
+    const lit = this.cy.elements(".replay-on, .replay-carry, .cmp-left");
+    if (lit.nonempty()) this.cy.animate({ fit: { eles: lit, padding: 40 } }, { duration: 250 });
+    this.view.capZoom();
+  }
+
+  _addGhosts(replay) {
+    const cy = this.cy;
+    const missing = Object.values(replay.memories).filter((m) => cy.getElementById(nodeId(m.id)).empty());
+    const arrivals = replay.steps.flatMap((s) => s.arrivals).filter((a) => a.hop >= 1);
+    const from = new Map(arrivals.map((a) => [a.memory_id, a.from]));
+    const box = cy.nodes().nonempty() ? cy.nodes().boundingBox() : { x2: 0, y1: 0 };
+    const elements = [];
+    missing.forEach((memory, index) => {
+      const anchor = cy.getElementById(nodeId(from.get(memory.id)));
+      const angle = index * 2.399;
+      const position = anchor.nonempty()
+        ? { x: anchor.position("x") + 70 * Math.cos(angle), y: anchor.position("y") + 70 * Math.sin(angle) }
+        : { x: box.x2 + 90 + 110 * Math.floor(index / 8), y: box.y1 + 60 * (index % 8) };
+      const where = memory.exists ? gettext("another session") : gettext("no longer exists");
+      elements.push({ group: "nodes", classes: "ghost", position, data: {
+        id: ghostNodeId(memory.id), mid: memory.id, ghost: true, kind: memory.kind, color: "#e2e8f0", importance: 2,
+        label: `#${memory.id} ${shorten(memory.masked || memory.text, 24)} (${where})` } });
+    });
+    const known = new Set(missing.map((m) => m.id));
+    const endpoint = (id) => (cy.getElementById(nodeId(id)).nonempty() ? nodeId(id) : (known.has(id) ? ghostNodeId(id) : null));
+    const seen = new Set();
+    for (const arrival of arrivals) {
+      if (arrival.edge_id && cy.getElementById(edgeId(arrival.edge_id)).nonempty()) continue;
+      const id = ghostEdgeId(arrival.edge_id, arrival.from, arrival.memory_id);
+      const source = endpoint(arrival.from);
+      const target = endpoint(arrival.memory_id);
+      if (seen.has(id) || !source || !target) continue;
+      seen.add(id);
+      elements.push({ group: "edges", classes: "ghost", data: { id, eid: arrival.edge_id, ghost: true, source, target,
+        relation: arrival.relation, color: "#64748b", confidence: 0.5 } });
+    }
+    this.ghosts = elements.length ? cy.add(elements) : cy.collection();
+  }
+}

@@ -1,0 +1,185 @@
+"""Recall replay on the session page: run a recall, step through its hops and check what lights against the
+stored trace, open the path of a memory reached at hop 2, and compare two recalls against their traces."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+
+import pytest
+
+from .conftest import (
+    api_get,
+    in_database,
+    login,
+    new_session,
+    open_session,
+    other_project,
+    post_interaction,
+    screenshot,
+)
+
+CHAIN = (
+    "The conference in Porto runs from 3 to 5 June, so the travel dates are fixed",
+    "Flight request sent to the booking service for Lisbon to Porto on 2 June",
+    "Weather forecast says sunny skies all week",
+    "The booking service answered: the 2 June flight is sold out completely",
+    "Lunch ideas: grilled sardines or a francesinha",
+    "Budget reminder: keep every expense below 900 euros",
+)
+
+
+@pytest.fixture(scope="module")
+def hall(site, django_db_blocker):
+    return other_project(site, django_db_blocker, "replay-web", "Replay hall")
+
+
+def until(page, expression: str, timeout: float = 8.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"still false after {timeout} s: {expression}"
+        time.sleep(0.05)
+
+
+def _recall(hall, body: dict) -> dict:
+    request = urllib.request.Request(hall.api("recall/"), method="POST", data=json.dumps(body).encode(),
+                                     headers={"Authorization": f"Bearer {hall.token}",
+                                              "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def _draw_chain(memory_ids: list[int]) -> None:
+    """A person's edges: the dates condition the request, the request caused the answer."""
+    from curation.services import edge_draw
+    from memory.models import Memory
+
+    project = Memory.objects.get(pk=memory_ids[0]).project
+    for source, target, relation in ((0, 1, "conditional"), (1, 3, "causal")):
+        edge_draw(project=project, actor="user:alice", source_id=memory_ids[source], target_id=memory_ids[target],
+                  relation=relation)
+
+
+@pytest.fixture(scope="module")
+def chain_session(hall, django_db_blocker):
+    session_id = new_session(hall, "Replay: Porto conference")
+    ids = [post_interaction(hall, session_id, text)["memory_ids"][0] for text in CHAIN]
+    in_database(django_db_blocker, _draw_chain, ids)
+    return session_id, ids
+
+
+def _lit(page) -> set[int]:
+    return set(page.evaluate("cw.cy.nodes('.replay-on').map(n => n.data('mid'))"))
+
+
+def _expected(trace: dict, step: int) -> set[int]:
+    last = max(s["hop"] for s in trace["steps"]) + 1
+    if step == last:
+        return {e["memory_id"] for e in trace["ranking"]}
+    return {a["memory_id"] for s in trace["steps"] if s["hop"] <= step for a in s["arrivals"]}
+
+
+def test_a_recall_run_from_the_page_replays_step_by_step_as_its_trace_says(page, hall, chain_session):
+    session_id, ids = chain_session
+    login(page, hall, hall.member)
+    open_session(page, hall, session_id)
+    page.click("#btn-recall")
+    page.fill("#replay-query", "why is the flight sold out")
+    page.click("#replay-run")
+    page.locator("#replay-ranking tbody tr").first.wait_for(timeout=10_000)
+    newest = api_get(hall, f"recalls/?session={session_id}&limit=1")["results"][0]
+    assert newest["query"] == "why is the flight sold out" and newest["actor_name"] == "alice"
+    trace = api_get(hall, f"recalls/{newest['id']}/")
+    last = max(s["hop"] for s in trace["steps"]) + 1
+    assert page.evaluate("document.documentElement.dataset.replayStep") == str(last)
+    assert _lit(page) == _expected(trace, last)
+    ranked_rows = page.locator("#replay-ranking tbody tr").evaluate_all("rows => rows.map(r => +r.dataset.memoryId)")
+    assert ranked_rows == [e["memory_id"] for e in trace["ranking"]]
+    page.fill("#replay-step", "0")  # the slider
+    page.dispatch_event("#replay-step", "input")
+    assert _lit(page) == _expected(trace, 0) == {s["memory_id"] for s in trace["seeds"]}
+    assert set(page.evaluate("cw.cy.nodes('.replay-seed').map(n => n.data('mid'))")) == _expected(trace, 0)
+    screenshot(page, "replay-step-0")
+    for step in range(1, last + 1):
+        page.click("#replay-next")
+        assert page.evaluate("document.documentElement.dataset.replayStep") == str(step)
+        assert _lit(page) == _expected(trace, step), step
+        carried = {a["edge_id"] for s in trace["steps"] if 1 <= s["hop"] <= min(step, last - 1) for a in s["arrivals"]}
+        shown = set(page.evaluate("cw.cy.edges('.replay-carry').map(e => e.data('eid'))"))
+        assert shown == carried, step
+    screenshot(page, "replay-ranking")
+    page.click("#replay-close")
+    assert page.locator("#replay").is_hidden() and page.evaluate("cw.cy.nodes('.ghost').length") == 0
+    assert page.evaluate("cw.cy.nodes('.replay-off').length") == 0
+
+
+def test_the_path_of_a_memory_reached_at_hop_two_reads_from_its_seed(page, hall, chain_session):
+    session_id, ids = chain_session
+    answer = _recall(hall, {"query": "the 2 June flight is sold out completely", "session_id": session_id, "k": 6,
+                            "params": {"seed_count": 1, "max_hops": 2, "use_vector": False, "use_dimensions": False}})
+    trace = api_get(hall, f"recalls/{answer['recall_id']}/")
+    far = [e for e in trace["ranking"] if len(e["path"]) == 2]
+    assert far, [e["path"] for e in trace["ranking"]]
+    entry = far[0]
+    login(page, hall, hall.member)
+    open_session(page, hall, session_id)
+    page.click("#btn-recall")
+    page.locator(f"#replay-list li[data-recall-id='{answer['recall_id']}'] .recall-open").click()
+    row = page.locator(f"#replay-ranking tr[data-memory-id='{entry['memory_id']}']")
+    row.click()
+    path = page.inner_text("#replay-path .path")
+    first, second = entry["path"]
+    assert path.startswith(f"seed #{first['from']} (full-text rank 1)"), path
+    assert f"#{first['to']}" in path and path.endswith(f"#{second['to']}") and second["to"] == entry["memory_id"]
+    assert page.evaluate("cw.app.selection.id") == entry["memory_id"]
+    assert page.locator(f"#replay-context li[data-memory-id='{entry['memory_id']}']").count() == 1
+    screenshot(page, "replay-why-hop-2")
+
+
+def test_two_recalls_compared_show_what_entered_left_and_moved(page, hall, chain_session):
+    session_id, _ = chain_session
+    body = {"query": "flight sold out", "session_id": session_id, "k": 4}
+    before = _recall(hall, {**body, "preset": "hybrid"})["recall_id"]
+    after = _recall(hall, {**body, "preset": "ripple", "params": {"seed_count": 1}})["recall_id"]
+    first, second = api_get(hall, f"recalls/{before}/"), api_get(hall, f"recalls/{after}/")
+    rank_a = {e["memory_id"]: e["rank"] for e in first["ranking"]}
+    rank_b = {e["memory_id"]: e["rank"] for e in second["ranking"]}
+    login(page, hall, hall.member)
+    open_session(page, hall, session_id)
+    page.click("#btn-recall")
+    page.locator(f"#replay-list li[data-recall-id='{before}'] .recall-compare").click()
+    page.locator(f"#replay-list li[data-recall-id='{after}'] .recall-open").click()
+    page.locator("#replay-compare").wait_for(timeout=10_000)
+
+    def marked(column: int, cls: str) -> set[int]:
+        return set(page.locator(f"#replay-compare .compare-columns > div:nth-child({column}) li.{cls}")
+                   .evaluate_all("items => items.map(i => +i.dataset.memoryId)"))
+
+    assert marked(2, "entered") == set(rank_b) - set(rank_a)
+    assert marked(1, "left") == set(rank_a) - set(rank_b)
+    assert marked(2, "moved") == {m for m in set(rank_a) & set(rank_b) if rank_a[m] != rank_b[m]}
+    assert set(page.evaluate("cw.cy.nodes('.cmp-entered').map(n => n.data('mid'))")) == set(rank_b) - set(rank_a)
+    screenshot(page, "replay-compare")
+    page.click("#replay-rerun")
+    until(page, f"cw.app.replay.replay.id > {after} && document.querySelector('#replay-compare') !== null")
+    assert api_get(hall, f"recalls/?session={session_id}&limit=1")["results"][0]["id"] > after
+
+
+def test_the_replay_speaks_chinese_and_the_panels_link_to_recalls(page, hall, chain_session):
+    session_id, ids = chain_session
+    answer = _recall(hall, {"query": "flight sold out", "session_id": session_id, "k": 4})
+    login(page, hall, hall.member)
+    with page.expect_navigation():
+        page.select_option("#language-select", "zh-hans")
+    open_session(page, hall, session_id)
+    returned = api_get(hall, f"recalls/{answer['recall_id']}/")["ranking"][0]["memory_id"]
+    page.evaluate(f"cw.app.select({{type: 'memory', id: {returned}}})")
+    link = page.locator(f"#panel-recalls button[data-recall-id='{answer['recall_id']}']")
+    link.wait_for(timeout=5000)
+    link.click()
+    page.locator("#replay-ranking tbody tr").first.wait_for(timeout=10_000)
+    assert page.inner_text("#replay-play") == "播放" and "召回" in page.inner_text("#replay .replay-title")
+    screenshot(page, "replay-zh")
+    with page.expect_navigation():
+        page.select_option("#language-select", "en")
