@@ -156,6 +156,7 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("p/<slug:project_slug>/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
     ("p/<slug:project_slug>/sessions/<int:session_id>/", "GET"):
         Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
+    ("p/<slug:project_slug>/recalls/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
     ("p/<slug:project_slug>/review/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
 }
 

@@ -193,3 +193,20 @@ def test_the_list_names_the_recalls_a_memory_returned_and_an_edge_carried(projec
     assert carried == [through.trace.pk]  # the recall without hops carried nothing
     assert client.get(url(project), {"edge": 10**9}).json()["count"] == 0
     assert client.get(url(project), {"memory": 0}).status_code == 400
+
+
+def test_the_recalls_page_lists_them_masked_and_links_each_to_its_sessions_replay(project, trip, readers,
+                                                                                  agent_session):
+    secret = recall(project, "hotel luggage locker code", sensitive=True, seed_count=4)
+    plain = recall(project, "riverside hotel booking", sensitive=False)
+    page = f"/p/{project.slug}/recalls/"
+    for reader, sees_secret in (("viewer", False), ("curator", True)):
+        html = readers[reader].get(page).content.decode()
+        assert (SECRET in html) is False  # the query does not quote the code itself; the memory text is never listed
+        assert ("hotel luggage locker code" in html) is sees_secret, reader
+        assert "riverside hotel booking" in html
+        replay_link = f"/p/{project.slug}/sessions/{agent_session.pk}/?recall={plain.trace.pk}"
+        assert replay_link in html, reader  # a project-wide recall opens in the session of what it returned
+    searched = readers["viewer"].get(page, {"q": "locker"}).content.decode()
+    assert "No stored recall matches this search." in searched and f'data-recall-id="{secret.trace.pk}"' not in searched
+    assert readers["viewer"].get(page, {"q": "x" * 500}).status_code == 200

@@ -95,6 +95,8 @@ class SessionApp {
     }
     performance.mark("cw-complete");
     document.documentElement.dataset.graphComplete = "1";
+    const recall = new URLSearchParams(location.search).get("recall");
+    if (recall && /^\d+$/.test(recall)) await this._openRecall(Number(recall));
   }
 
   _markReady() {

@@ -17,13 +17,16 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from ..access import Access
-from ..models import AgentSession, Project
-from ..selectors import interaction_list, proposal_count, session_list
+from ..engine.recall.replay import recall_list, recall_summary
+from ..models import AgentSession, Memory, Project
+from ..selectors import actor_names, interaction_list, proposal_count, session_list
 from ..visibility import interaction_mask, mask_interaction, sensitive_interaction_ids
 from .access import may_curate, page_access
 from .labels import all_choices
 
 SESSIONS_PER_PAGE = 50
+RECALLS_PER_PAGE = 50
+MAX_RECALL_SEARCH = 200
 RECENT_SESSIONS = 5
 FILTERED_INTERACTIONS_SHOWN = 5000
 # Counts the session list may carry (selectors.session_list); a missing one is shown as "–".
@@ -83,6 +86,24 @@ def project_detail(request, project_slug: str):
     context = {"project": project, "page": page, "rows": _rows(page.object_list), "query": query,
                "proposal_count": proposal_count(project=project)}
     return render(request, "memory/project.html", context)
+
+
+@login_required
+def project_recalls(request, project_slug: str):
+    """The project's stored recalls, newest first, searchable; each opens in its session's replay."""
+    access = page_access(request.user, project_slug)
+    query = request.GET.get("q", "").strip()[:MAX_RECALL_SEARCH]
+    recalls = recall_list(project=access.project, show_sensitive=access.may_see_sensitive, text=query)
+    page = Paginator(recalls, RECALLS_PER_PAGE).get_page(request.GET.get("page"))
+    traces = list(page.object_list)
+    names = actor_names(t.actor for t in traces)
+    first_returned = [t.returned_ids[0] for t in traces if not t.session_id and t.returned_ids]
+    home_session = dict(Memory.objects.filter(pk__in=first_returned).values_list("pk", "session_id"))
+    rows = [{**recall_summary(t, names=names),
+             "open_in": t.session_id or (home_session.get(t.returned_ids[0]) if t.returned_ids else None)}
+            for t in traces]
+    context = {"project": access.project, "page": page, "rows": rows, "query": query}
+    return render(request, "memory/recalls.html", context)
 
 
 @login_required

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -220,6 +221,23 @@ def post_interaction(site: Site, session_id: int, content: str, kind: str = "use
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.loads(response.read())["interactions"][0]
+
+
+def until(page, expression: str, timeout: float = 5.0) -> None:
+    """Poll a page expression until it holds (wait_for_function evaluates strings, which the CSP forbids)."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"still false after {timeout} s: {expression}"
+        time.sleep(0.05)
+
+
+def api_post(site: Site, path: str, body: dict) -> dict:
+    """POST to the project's API as its agent token."""
+    request = urllib.request.Request(site.api(path), method="POST", data=json.dumps(body).encode(),
+                                     headers={"Authorization": f"Bearer {site.token}",
+                                              "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
 
 
 def api_get(site: Site, path: str) -> dict:

@@ -3,8 +3,6 @@ interaction, and mark a memory sensitive while a viewer's open page turns it mas
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from .conftest import (
@@ -16,6 +14,7 @@ from .conftest import (
     other_project,
     post_interaction,
     screenshot,
+    until,
     wait_live,
 )
 
@@ -24,14 +23,6 @@ from .conftest import (
 def desk(site, django_db_blocker):
     """A project of this module's own: its sessions must not push the demo's off the home page."""
     return other_project(site, django_db_blocker, "curation-web", "Curation desk")
-
-
-def until(page, expression: str, timeout: float = 5.0) -> None:
-    """Poll a page expression until it holds (wait_for_function evaluates strings, which the CSP forbids)."""
-    deadline = time.monotonic() + timeout
-    while not page.evaluate(expression):
-        assert time.monotonic() < deadline, f"still false after {timeout} s: {expression}"
-        time.sleep(0.05)
 
 
 def _weakest_inferred_edge(desk, session_id: int) -> dict:

@@ -3,14 +3,11 @@ stored trace, open the path of a memory reached at hop 2, and compare two recall
 
 from __future__ import annotations
 
-import json
-import time
-import urllib.request
-
 import pytest
 
 from .conftest import (
     api_get,
+    api_post,
     in_database,
     login,
     new_session,
@@ -18,6 +15,7 @@ from .conftest import (
     other_project,
     post_interaction,
     screenshot,
+    until,
 )
 
 CHAIN = (
@@ -35,19 +33,8 @@ def hall(site, django_db_blocker):
     return other_project(site, django_db_blocker, "replay-web", "Replay hall")
 
 
-def until(page, expression: str, timeout: float = 8.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not page.evaluate(expression):
-        assert time.monotonic() < deadline, f"still false after {timeout} s: {expression}"
-        time.sleep(0.05)
-
-
 def _recall(hall, body: dict) -> dict:
-    request = urllib.request.Request(hall.api("recall/"), method="POST", data=json.dumps(body).encode(),
-                                     headers={"Authorization": f"Bearer {hall.token}",
-                                              "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return json.loads(response.read())
+    return api_post(hall, "recall/", body)
 
 
 def _draw_chain(memory_ids: list[int]) -> None:
@@ -181,5 +168,24 @@ def test_the_replay_speaks_chinese_and_the_panels_link_to_recalls(page, hall, ch
     page.locator("#replay-ranking tbody tr").first.wait_for(timeout=10_000)
     assert page.inner_text("#replay-play") == "播放" and "召回" in page.inner_text("#replay .replay-title")
     screenshot(page, "replay-zh")
+    page.goto(hall.url + f"/p/{hall.project_slug}/recalls/")
+    assert page.inner_text("h1") == "已存召回"
+    screenshot(page, "recalls-page-zh")
     with page.expect_navigation():
         page.select_option("#language-select", "en")
+
+
+def test_the_projects_recalls_page_opens_a_recall_in_its_sessions_replay(page, hall, chain_session):
+    session_id, _ = chain_session
+    answer = _recall(hall, {"query": "conference dates in Porto", "k": 3})  # project-wide: opens where it found them
+    login(page, hall, hall.member)
+    page.goto(hall.url + f"/p/{hall.project_slug}/")
+    page.click("#recalls-link")
+    row = page.locator(f"#recalls-table tr[data-recall-id='{answer['recall_id']}']")
+    assert "conference dates in Porto" in row.inner_text()
+    screenshot(page, "recalls-page")
+    row.locator("a", has_text="Replay").click()
+    page.wait_for_selector("html[data-graph-complete='1']", state="attached", timeout=30_000)
+    page.locator("#replay-ranking tbody tr").first.wait_for(timeout=10_000)
+    assert page.url.endswith(f"/sessions/{session_id}/?recall={answer['recall_id']}")
+    assert page.evaluate("cw.app.replay.replay.id") == answer["recall_id"]
