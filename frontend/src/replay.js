@@ -33,7 +33,7 @@ export function pathText(entry, replay, labels) {
 export class RecallDrawer {
   constructor(root, { config, view, labels, onSelect, onClose }) {
     Object.assign(this, { root, config, view, labels, onSelect, onClose });
-    this.painter = new ReplayPainter(view);
+    this.painter = new ReplayPainter(view, config.sessionId);
     this.replay = null;
     this.comparison = null;
     this.step = 0;
@@ -116,6 +116,12 @@ export class RecallDrawer {
     if (slider) slider.value = String(this.step);
     const label = this.root.querySelector("#replay-step-label");
     if (label) label.textContent = this._stepName(this.step);
+    if (this.focusId === null) this._renderWhy();
+  }
+
+  /** The graph changed live under an open replay: paint the step again (new nodes dimmed like the rest). */
+  repaint() {
+    if (this.replay) this.goTo(this.step);
   }
 
   play() {
@@ -380,7 +386,7 @@ export class RecallDrawer {
       return;
     }
     const entry = replay.ranking.find((r) => r.memory_id === this.focusId);
-    const why = this.focusId === null ? h("p", { class: "muted small" }, gettext("Click a memory to see how activation reached it."))
+    const why = this.focusId === null ? this._stepDetail()
       : h("div", { id: "replay-path" },
         h("h4", null, interpolate(gettext("Why #%s"), [this.focusId])),
         entry ? [h("p", { class: "path" }, pathText(entry, replay, this.labels)),
@@ -395,6 +401,26 @@ export class RecallDrawer {
           onclick: () => this._select(line.memory_id) }, line.text.replace(/^\d+\.\s*/, ""))))
         : h("p", { class: "muted small" }, gettext("The context is hidden from you: it may quote memories you may not see.")),
       replay.narrative ? [h("h4", null, gettext("Narrative")), h("p", { class: "small" }, replay.narrative)] : null);
+  }
+
+  /** What the current step did, in words: the seeds with their sources, or each arrival and its edge. */
+  _stepDetail() {
+    const replay = this.replay;
+    const last = stepCount(replay) - 1;
+    const hint = h("p", { class: "muted small" }, gettext("Click a memory to see how activation reached it."));
+    if (this.step === last) return hint;
+    const arrivals = (replay.steps.find((s) => s.hop === this.step) || { arrivals: [] }).arrivals;
+    const seeds = new Map(replay.seeds.map((s) => [s.memory_id, s]));
+    const text = (id) => shorten((replay.memories[String(id)] || {}).text || "", 48);
+    const items = arrivals.slice(0, 30).map((a) => h("li", { dataset: { memoryId: a.memory_id }, onclick: () => this._select(a.memory_id) },
+      this.step === 0
+        ? `#${a.memory_id} ${text(a.memory_id)} — ${sourcesText((seeds.get(a.memory_id) || {}).sources)}`
+        : `#${a.memory_id} ${text(a.memory_id)} ← #${a.from} ${this.labels.relation(a.relation)} ${formatNumber(a.activation)}`));
+    return h("div", { id: "replay-step-detail" },
+      h("h4", null, this._stepName(this.step)),
+      h("ol", { class: "context-lines" }, items),
+      arrivals.length > 30 ? h("p", { class: "muted small" }, interpolate(gettext("and %s more"), [arrivals.length - 30])) : null,
+      hint);
   }
 
   _reachedText(memoryId) {

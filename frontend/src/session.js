@@ -118,6 +118,7 @@ class SessionApp {
     if (structural) this.applyFilters();
     else if (this.filters.searchActive()) this._highlight();
     this.model.notify(patch); // the side panel, the filter counts and the tables are subscribed
+    if (this.replay.isOpen) this.replay.repaint();
     this._stats();
     if (added.nonempty()) document.dispatchEvent(new CustomEvent("cw:patched", { detail: { added: added.map((e) => e.id()) } }));
   }

@@ -113,6 +113,12 @@ def test_the_path_of_a_memory_reached_at_hop_two_reads_from_its_seed(page, hall,
     open_session(page, hall, session_id)
     page.click("#btn-recall")
     page.locator(f"#replay-list li[data-recall-id='{answer['recall_id']}'] .recall-open").click()
+    page.click("#replay-prev")
+    page.click("#replay-prev")  # hop 1: what arrived, from where, through which edge
+    hop_one = {a["memory_id"] for s in trace["steps"] if s["hop"] == 1 for a in s["arrivals"]}
+    listed = page.locator("#replay-step-detail li").evaluate_all("items => items.map(i => +i.dataset.memoryId)")
+    assert set(listed) == hop_one and page.evaluate("document.documentElement.dataset.replayStep") == "1"
+    screenshot(page, "replay-hop-1")
     row = page.locator(f"#replay-ranking tr[data-memory-id='{entry['memory_id']}']")
     row.click()
     path = page.inner_text("#replay-path .path")

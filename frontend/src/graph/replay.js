@@ -33,8 +33,9 @@ export function carriedUpTo(replay, step) {
 }
 
 export class ReplayPainter {
-  constructor(view) {
+  constructor(view, sessionId) {
     this.view = view;
+    this.sessionId = sessionId;
     this.cy = view.cy;
     this.ghosts = this.cy.collection();
     this.replay = null;
@@ -146,7 +147,8 @@ export class ReplayPainter {
       const position = anchor.nonempty()
         ? { x: anchor.position("x") + 70 * Math.cos(angle), y: anchor.position("y") + 70 * Math.sin(angle) }
         : { x: box.x2 + 90 + 110 * Math.floor(index / 8), y: box.y1 + 60 * (index % 8) };
-      const where = memory.exists ? gettext("another session") : gettext("no longer exists");
+      let where = gettext("no longer exists");
+      if (memory.exists) where = memory.session_id === this.sessionId ? gettext("not loaded here") : gettext("another session");
       elements.push({ group: "nodes", classes: "ghost", position, data: {
         id: ghostNodeId(memory.id), mid: memory.id, ghost: true, kind: memory.kind, color: "#e2e8f0", importance: 2,
         label: `#${memory.id} ${shorten(memory.masked || memory.text, 24)} (${where})` } });
