@@ -104,6 +104,7 @@ def synthetic_recall(project, session, rng: random.Random, touched: int = 500) -
     activation (3 hops) from random seeds over the session's edges, ranked and stored as recalls store
     themselves. Returns (trace id, memories touched). The synthetic memories have no vectors or search
     text, so the seeds are picked here instead of by a query."""
+    from django.db import transaction
     from django.utils import timezone
 
     from memory.engine.recall import RecallQuery, _items, _load_with_provenance, _trace_store
@@ -131,7 +132,8 @@ def synthetic_recall(project, session, rng: random.Random, touched: int = 500) -
     lines = told_lines(dependency_order(list(memories.values()), edges), edges)
     items = _items(ranked, memories, seeds, arrivals)
     query = RecallQuery("benchmark replay", k=20, session=session, include_sensitive=True)
-    trace = _trace_store(project, query, config, seeds, arrivals, items, lines, {}, "bench")
+    with transaction.atomic():
+        trace = _trace_store(project, query, config, seeds, arrivals, items, lines, {}, "bench")
     return trace.pk, len(set(trace.touched_ids))
 
 

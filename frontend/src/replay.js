@@ -81,15 +81,23 @@ export class RecallDrawer {
 
   async openRecall(recallId) {
     this._stopPlay();
+    const wasOpen = this.isOpen;
+    const fetching = fetchRecall(this.config, recallId);
+    if (!wasOpen) {
+      this.root.hidden = false;
+      document.body.classList.add("replay-open");
+      this.view.resize();
+      this._render();
+      this.loadList(); // beside the trace, not before it
+    }
     this._status(gettext("Loading the recall…"));
     let replay;
     try {
-      replay = await fetchRecall(this.config, recallId);
+      replay = await fetching;
     } catch (error) {
       this._status(interpolate(gettext("Could not open recall #%(id)s: %(error)s"), { id: recallId, error: error.message }, true), true);
       return;
     }
-    if (!this.isOpen) await this.open();
     this.comparison = null;
     this._show(replay);
     this._status("");

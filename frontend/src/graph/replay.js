@@ -38,6 +38,8 @@ export class ReplayPainter {
     this.sessionId = sessionId;
     this.cy = view.cy;
     this.ghosts = this.cy.collection();
+    this.lit = this.cy.collection(); // elements carrying any class but replay-off
+    this.off = this.cy.collection(); // elements dimmed
     this.replay = null;
   }
 
@@ -51,13 +53,13 @@ export class ReplayPainter {
   stop() {
     const cy = this.cy;
     cy.batch(() => {
-      cy.elements().removeClass(REPLAY_CLASSES);
-      cy.nodes().forEach((node) => {
-        if (node.data("rankLabel")) node.removeData("rankLabel");
-      });
+      this.lit.removeClass(REPLAY_CLASSES).removeData("rankLabel");
+      this.off.removeClass("replay-off");
       this.ghosts.remove();
     });
     this.ghosts = cy.collection();
+    this.lit = cy.collection();
+    this.off = cy.collection();
     this.replay = null;
   }
 
@@ -71,7 +73,12 @@ export class ReplayPainter {
     return real.nonempty() ? real : this.cy.getElementById(ghostEdgeId(arrival.edge_id, arrival.from, arrival.memory_id));
   }
 
-  /** Show step `step` of the replay (see stepCount): what is lit, what carried, what ranked. */
+  /**
+   * Show step `step` of the replay (see stepCount): what is lit, what carried, what ranked.
+   * Only what differs from the step shown before is restyled: on a large graph restyling every element
+   * costs more than the rest of the replay together. Large graphs dim the memories only (their edges are
+   * faint already); the edges that carried activation are drawn strong either way.
+   */
   show(step) {
     const replay = this.replay;
     if (!replay) return;
@@ -85,45 +92,57 @@ export class ReplayPainter {
     const carried = carriedUpTo(replay, Math.min(step, last - 1));
     const passedMax = Math.max(1e-9, ...carried.map((a) => a.activation));
     cy.batch(() => {
-      cy.elements().removeClass(REPLAY_CLASSES);
-      cy.nodes().forEach((node) => {
-        const memoryId = node.data("mid");
-        const value = reached.get(memoryId);
-        const inRanking = step === last && ranked.has(memoryId);
-        if (value === undefined || (step === last && !inRanking)) {
-          node.addClass("replay-off");
-          return;
-        }
+      const shown = [];
+      for (const [memoryId, value] of reached) {
+        if (step === last && !ranked.has(memoryId)) continue;
+        const node = this.nodeOf(memoryId);
+        if (node.empty()) continue;
         node.data("glow", Math.min(1, value / top));
-        node.addClass("replay-on");
-        if (seeds.has(memoryId)) node.addClass("replay-seed");
-        if (now.has(memoryId)) node.addClass("replay-now");
-        if (inRanking) {
+        const classes = ["replay-on"];
+        if (seeds.has(memoryId)) classes.push("replay-seed");
+        if (now.has(memoryId)) classes.push("replay-now");
+        if (step === last) {
           node.data("rankLabel", `${ranked.get(memoryId)}. ${node.data("label")}`);
-          node.addClass("replay-ranked");
+          classes.push("replay-ranked");
         }
-      });
-      const carrying = new Set();
+        this._classes(node, classes);
+        shown.push(node);
+      }
       for (const arrival of carried) {
         const edge = this.edgeOf(arrival);
         if (edge.empty()) continue;
-        carrying.add(edge.id());
         edge.data("carry", Math.min(1, arrival.activation / passedMax));
         edge.data("carryLabel", arrival.activation.toFixed(2));
-        edge.addClass("replay-carry");
+        this._classes(edge, ["replay-carry"]);
+        shown.push(edge);
       }
-      cy.edges().forEach((edge) => {
-        if (!carrying.has(edge.id())) edge.addClass("replay-off");
-      });
+      const lit = cy.collection(shown);
+      this.lit.difference(lit).removeClass(REPLAY_CLASSES);
+      this.lit = lit;
+      const dimmable = this.view.large ? cy.nodes() : cy.elements();
+      const off = dimmable.difference(lit);
+      this.off.difference(off).removeClass("replay-off");
+      off.difference(this.off).addClass("replay-off");
+      this.off = off;
     });
+  }
+
+  /** Give an element exactly these replay classes (untouched when it has them already). */
+  _classes(element, wanted) {
+    const stale = REPLAY_CLASSES.split(" ").filter((c) => element.hasClass(c) && !wanted.includes(c));
+    if (stale.length) element.removeClass(stale.join(" "));
+    const missing = wanted.filter((c) => !element.hasClass(c));
+    if (missing.length) element.addClass(missing.join(" "));
   }
 
   /** Mark a comparison on the graph: what entered the second recall, what left it, what moved. */
   markComparison(diff) {
     this.cy.batch(() => {
-      for (const { memory_id: id } of diff.entered) this.nodeOf(id).addClass("cmp-entered");
-      for (const { memory_id: id } of diff.left) this.nodeOf(id).addClass("cmp-left").removeClass("replay-off");
-      for (const { memory_id: id } of diff.moved) this.nodeOf(id).addClass("cmp-moved");
+      const marked = [];
+      for (const [entries, cls] of [[diff.entered, "cmp-entered"], [diff.moved, "cmp-moved"], [diff.left, "cmp-left"]]) {
+        for (const { memory_id: id } of entries) marked.push(this.nodeOf(id).addClass(cls));
+      }
+      this.lit = this.lit.union(this.cy.collection(marked));
     });
   }
 
@@ -134,12 +153,24 @@ export class ReplayPainter {
     this.view.capZoom();
   }
 
+  /** The nodes' extent from their positions (a bounding box would measure every label). */
+  _extent() {
+    let x2 = -Infinity;
+    let y1 = Infinity;
+    this.cy.nodes().forEach((node) => {
+      const p = node.position();
+      if (p.x > x2) x2 = p.x;
+      if (p.y < y1) y1 = p.y;
+    });
+    return Number.isFinite(x2) ? { x2, y1 } : { x2: 0, y1: 0 };
+  }
+
   _addGhosts(replay) {
     const cy = this.cy;
     const missing = Object.values(replay.memories).filter((m) => cy.getElementById(nodeId(m.id)).empty());
     const arrivals = replay.steps.flatMap((s) => s.arrivals).filter((a) => a.hop >= 1);
     const from = new Map(arrivals.map((a) => [a.memory_id, a.from]));
-    const box = cy.nodes().nonempty() ? cy.nodes().boundingBox() : { x2: 0, y1: 0 };
+    const box = missing.length ? this._extent() : null;
     const elements = [];
     missing.forEach((memory, index) => {
       const anchor = cy.getElementById(nodeId(from.get(memory.id)));
