@@ -30,6 +30,16 @@ export function pathText(entry, replay, labels) {
   return parts.join(" → ");
 }
 
+/** Click and keyboard (Enter, Space) for a row-like element that selects a memory. */
+function pickable(action) {
+  return { tabindex: 0, role: "button", onclick: action, onkeydown: (event) => {
+    if (event.key === "Enter" || event.key === " ") {
+      event.preventDefault();
+      action();
+    }
+  } };
+}
+
 export class RecallDrawer {
   constructor(root, { config, view, labels, onSelect, onClose }) {
     Object.assign(this, { root, config, view, labels, onSelect, onClose });
@@ -340,7 +350,7 @@ export class RecallDrawer {
       const memory = replay.memories[String(entry.memory_id)] || {};
       const c = entry.components || {};
       return h("tr", { dataset: { memoryId: entry.memory_id }, class: this.focusId === entry.memory_id ? "selected" : "",
-        onclick: () => this._select(entry.memory_id) },
+        ...pickable(() => this._select(entry.memory_id)) },
       h("td", { class: "num" }, entry.rank),
       h("td", { class: memory.masked ? "masked" : "" }, h("span", { class: "muted" }, `#${entry.memory_id} `), shorten(entry.text, 120),
         memory.exists === false ? h("span", { class: "chip" }, gettext("gone")) : null),
@@ -364,7 +374,7 @@ export class RecallDrawer {
     const entered = new Set(diff.entered.map((e) => e.memory_id));
     const moved = new Map(diff.moved.map((m) => [m.memory_id, m]));
     const column = (replay, marks) => h("ol", { class: "compare-list" }, replay.ranking.map((entry) => h("li", {
-      class: marks(entry.memory_id), dataset: { memoryId: entry.memory_id }, onclick: () => this._select(entry.memory_id) },
+      class: marks(entry.memory_id), dataset: { memoryId: entry.memory_id }, ...pickable(() => this._select(entry.memory_id)) },
     h("span", { class: "muted" }, `#${entry.memory_id} `), shorten(entry.text, 60),
     moved.has(entry.memory_id) && replay === second
       ? h("span", { class: "small move" }, ` ${moved.get(entry.memory_id).from} → ${moved.get(entry.memory_id).to}`) : null)));
@@ -406,7 +416,7 @@ export class RecallDrawer {
     fill(root, why, differs, h("h4", null, gettext("Context it told")),
       replay.context_lines.length ? h("ol", { class: "context-lines", id: "replay-context" }, replay.context_lines.filter((l) => l.memory_id !== null)
         .map((line) => h("li", { dataset: { memoryId: line.memory_id }, class: line.memory_id === this.focusId ? "selected" : "",
-          onclick: () => this._select(line.memory_id) }, line.text.replace(/^\d+\.\s*/, ""))))
+          ...pickable(() => this._select(line.memory_id)) }, line.text.replace(/^\d+\.\s*/, ""))))
         : h("p", { class: "muted small" }, gettext("The context is hidden from you: it may quote memories you may not see.")),
       replay.narrative ? [h("h4", null, gettext("Narrative")), h("p", { class: "small" }, replay.narrative)] : null);
   }
@@ -420,7 +430,7 @@ export class RecallDrawer {
     const arrivals = (replay.steps.find((s) => s.hop === this.step) || { arrivals: [] }).arrivals;
     const seeds = new Map(replay.seeds.map((s) => [s.memory_id, s]));
     const text = (id) => shorten((replay.memories[String(id)] || {}).text || "", 48);
-    const items = arrivals.slice(0, 30).map((a) => h("li", { dataset: { memoryId: a.memory_id }, onclick: () => this._select(a.memory_id) },
+    const items = arrivals.slice(0, 30).map((a) => h("li", { dataset: { memoryId: a.memory_id }, ...pickable(() => this._select(a.memory_id)) },
       this.step === 0
         ? `#${a.memory_id} ${text(a.memory_id)} — ${sourcesText((seeds.get(a.memory_id) || {}).sources)}`
         : `#${a.memory_id} ${text(a.memory_id)} ← #${a.from} ${this.labels.relation(a.relation)} ${formatNumber(a.activation)}`));

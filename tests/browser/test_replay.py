@@ -120,7 +120,8 @@ def test_the_path_of_a_memory_reached_at_hop_two_reads_from_its_seed(page, hall,
     assert set(listed) == hop_one and page.evaluate("document.documentElement.dataset.replayStep") == "1"
     screenshot(page, "replay-hop-1")
     row = page.locator(f"#replay-ranking tr[data-memory-id='{entry['memory_id']}']")
-    row.click()
+    row.focus()
+    page.keyboard.press("Enter")  # rows answer the keyboard as well as the mouse
     path = page.inner_text("#replay-path .path")
     first, second = entry["path"]
     assert path.startswith(f"seed #{first['from']} (full-text rank 1)"), path
