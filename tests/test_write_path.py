@@ -62,6 +62,21 @@ def test_a_known_name_opening_a_sentence_is_a_mention(agent_session):
     assert not Entity.objects.filter(project=agent_session.project, normalized_name="sorry").exists()
 
 
+def test_a_speakers_label_links_nothing_a_name_in_the_text_does(agent_session):
+    """Every turn of Maria names her ("Maria: …"): that alone is no shared entity; Elena, talked about, is."""
+    turns = _send(agent_session, ("user_input", "Maria: The barn at Hollins flooded after a burst pipe."),
+                  ("user_input", "Tom: Oh no, what now for the wedding?"),
+                  ("user_input", "Maria: Tom, the cinema on Friday is booked for the four of us."),
+                  ("user_input", "Maria: Elena found another venue, Ashby Hall near Malton."),
+                  ("user_input", "Tom: Elena must be relieved, Ashby Hall sounds lovely."))
+    memory = {i: Memory.objects.get(sources=turn) for i, turn in enumerate(turns)}
+    maria = Entity.objects.get(project=agent_session.project, normalized_name="maria")
+    assert maria.mentions.filter(memory=memory[0]).exists()  # still a mention: "what did Maria say" finds it
+    shared = {(e.source_id, e.target_id) for e in Edge.objects.filter(session=agent_session, relation="shares_entity")}
+    assert (memory[0].pk, memory[2].pk) not in shared and (memory[2].pk, memory[3].pk) not in shared
+    assert (memory[3].pk, memory[4].pk) in shared
+
+
 def test_tool_result_follows_its_call(agent_session):
     _send(agent_session,
           ("tool_call", "hotel_search(city='Shanghai', checkin='2026-10-12')",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -228,7 +229,7 @@ def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, v
     change_record(project=project, session=session, actor=ENGINE_ACTOR, op=Op.MEMORY_CREATED,
                   object_type="memory", object_id=memory.pk, after=memory_snapshot(memory))
     entities, _created = mentions_link(memory=memory, found=dims.entities, known=known)
-    candidates = _candidates(memory, vector, space, neighbours, entities, previous)
+    candidates = _candidates(memory, vector, space, neighbours, _topical(entities, memory.content), previous)
     if not get_embedder().understands(memory.content):
         candidates = _lexically_compared(memory, candidates)
     threshold = float((project.settings or {}).get("edge_confidence_threshold", DEFAULT_EDGE_THRESHOLD))
@@ -263,6 +264,21 @@ def _source_and_vector_add(memory: Memory, interaction: Interaction, space: Embe
             [memory.pk, interaction.pk, memory.pk, space.pk, memory.project_id, memory.session_id,
              vector_literal(vector)],
         )
+
+
+# "Maria: …" / "小敏：…": the turn's speaker, as a conversation transcript labels it.
+SPEAKER_LABEL = re.compile(r"^\s*([^\s:：]{1,40})\s*[:：]\s")
+
+
+def _topical(entities: list[Entity], content: str) -> list[Entity]:
+    """The entities a memory is about: not its speaker's label. Every turn of a speaker names them, so
+    sharing them linked each turn to that speaker's last turns, whatever they said (shares_entity edges
+    that flooded the spread: `make eval`)."""
+    label = SPEAKER_LABEL.match(content)
+    if not label:
+        return entities
+    speaker = label.group(1).casefold()
+    return [e for e in entities if e.normalized_name != speaker and e.name.casefold() != speaker]
 
 
 def _candidates(memory: Memory, vector: Vector, space: EmbeddingSpace, neighbours: list[Neighbour],
