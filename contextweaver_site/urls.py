@@ -18,6 +18,7 @@ urlpatterns = [
          name="api-docs"),
     path("api/", include("memory.api.urls")),
     path("api/", include("curation.urls")),
+    path("api/", include("administration.urls")),
     path("", include("curation.page_urls")),
     path("", include("memory.web.urls")),
 ]

@@ -6,7 +6,8 @@ Protocol (JSON text frames):
   order, in "changes" pages of ≤ 500, then `{"type": "caught_up", "last_change_id": M}`.
 - server → client `{"type": "error", "error": "…"}` for a message it does not understand.
 
-Close codes: 4403 not logged in / not a member of the session's project; 4404 no such session.
+Close codes: 4403 not logged in / not a member of the session's project (also sent the moment the
+user's membership is removed); 4404 no such session.
 The socket is accepted before it is closed with these codes, so browsers see the code (a refused
 handshake would only show as a failed connection).
 
@@ -82,10 +83,24 @@ class SessionGraphConsumer(AsyncJsonWebsocketConsumer):
         await self._catch_up(after)
 
     async def graph_changed(self, event: dict[str, Any]) -> None:
-        """A live group message (engine.events): forward the changes this client has not had yet."""
+        """A live group message (engine.events): forward the changes this client has not had yet.
+
+        A change of this user's membership is not forwarded: the access rule is asked again, and a user
+        who lost access is disconnected (4403) at once; a changed role changes what the socket masks."""
         if self.watch is None:
             return
-        await self._send_changes(event["changes"])
+        changes = event["changes"]
+        if any(c["object_type"] == "membership" for c in changes):
+            user = self.scope.get("user")
+            if any(c["object_type"] == "membership" and c["object_id"] == getattr(user, "pk", None) for c in changes):
+                try:
+                    self.watch = await database_sync_to_async(session_watch)(user, self.watch.session_id)
+                except (NotAllowed, UnknownSession):
+                    await self.close(code=CLOSE_FORBIDDEN)
+                    return
+            changes = [c for c in changes if c["object_type"] != "membership"]
+        if changes:
+            await self._send_changes(changes)
 
     async def _catch_up(self, after: int) -> None:
         last = after

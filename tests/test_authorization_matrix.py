@@ -151,6 +151,20 @@ MATRIX: dict[tuple[str, str], Row] = {
         Row((401, 401, 401, 403, 403, 200, 200, 200, 403, 200)),
     ("api/projects/<slug:project_slug>/curation/actions/<int:act_id>/undo/", "POST"):
         Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200)),
+    # Administration: the project's admins (logged in) and superusers, never a token. Each call's writes are
+    # rolled back, so both add authz-newcomer and both remove authz-joiner (a viewer kept for these rows).
+    ("api/projects/<slug:project_slug>/members/", "GET"): Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
+    ("api/projects/<slug:project_slug>/members/", "POST"):
+        Row((401, 401, 401, 403, 403, 403, 403, 201, 403, 201), body={"user": "authz-newcomer", "role": "viewer"}),
+    ("api/projects/<slug:project_slug>/members/<int:user_id>/", "PATCH"):
+        Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200), body={"role": "viewer"}),
+    ("api/projects/<slug:project_slug>/members/<int:user_id>/", "DELETE"):
+        Row((401, 401, 401, 403, 403, 403, 403, 204, 403, 204)),
+    ("api/projects/<slug:project_slug>/tokens/", "GET"): Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
+    ("api/projects/<slug:project_slug>/tokens/", "POST"):
+        Row((401, 401, 401, 403, 403, 403, 403, 201, 403, 201), body={"name": "matrix agent"}),
+    ("api/projects/<slug:project_slug>/tokens/<int:token_id>/", "DELETE"):
+        Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
     # Pages: login required (a Bearer header is not a login); members of any role; superusers see all.
     ("", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 200, 200), redirect=LOGIN),
     ("p/<slug:project_slug>/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
@@ -377,6 +391,11 @@ def build_world(django_user_model) -> World:
     Membership.objects.create(project=other, user=users["outsider"], role=Role.ADMIN)  # strong elsewhere only
     users["superuser"] = django_user_model.objects.create_superuser("authz-root", password="a-long-password-1")
     values["object_id"] = users["viewer"].pk  # admin change page of a user
+    joiner = django_user_model.objects.create_user("authz-joiner", password="a-long-password-1")
+    Membership.objects.create(project=own, user=joiner, role=Role.VIEWER)
+    django_user_model.objects.create_user("authz-newcomer", password="a-long-password-1")
+    values["user_id"] = joiner.pk
+    values["token_id"] = token_issue(project=own, name="spare")[0].pk  # revoked by the matrix, nobody uses it
 
     authorization = {"garbage": "Bearer garbage", "revoked": f"Bearer {revoked_raw}",
                      "other_token": f"Bearer {other_raw}", "token": f"Bearer {own_raw}"}

@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "axes",
     "memory",
     "curation",
+    "administration",
 ]
 
 MIDDLEWARE = [

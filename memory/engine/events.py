@@ -49,7 +49,9 @@ def project_group(project_id: int) -> str:
 # Changes with no session that every open page of the project must see (an entity renamed or merged
 # changes the names on memories of many sessions). Session pages join this group besides their own.
 # Not entity.deleted: forgetting deletes entities whose names came from the forgotten text.
-PROJECT_WIDE_OPS = frozenset({"entity.updated", "entity.merged", "entity.created"})
+# Membership changes go there too: a session socket whose user lost access closes (memory/consumers.py).
+PROJECT_WIDE_OPS = frozenset({"entity.updated", "entity.merged", "entity.created", "member.removed",
+                              "member.role_changed"})
 
 
 def project_wide_group(project_id: int) -> str:

@@ -43,6 +43,11 @@ class Op(StrEnum):
     MAINTENANCE_SUMMARISE = "maintenance.summarise"
     MAINTENANCE_REVIEW = "maintenance.review"
     MAINTENANCE_FORGET = "maintenance.forget"
+    MEMBER_ADDED = "member.added"
+    MEMBER_ROLE_CHANGED = "member.role_changed"
+    MEMBER_REMOVED = "member.removed"  # that user's open sockets of the project close
+    TOKEN_CREATED = "token.created"
+    TOKEN_REVOKED = "token.revoked"
 
 
 ENGINE_ACTOR = "engine"

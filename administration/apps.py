@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class AdministrationConfig(AppConfig):
+    name = "administration"
+    verbose_name = "Administration"

@@ -1,0 +1,12 @@
+"""Administration API routes, mounted under /api/ (docs/administration.md)."""
+
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("projects/<slug:project_slug>/members/", api.MemberListAddApi.as_view(), name="api-members"),
+    path("projects/<slug:project_slug>/members/<int:user_id>/", api.MemberDetailApi.as_view(), name="api-member"),
+    path("projects/<slug:project_slug>/tokens/", api.TokenListCreateApi.as_view(), name="api-tokens"),
+    path("projects/<slug:project_slug>/tokens/<int:token_id>/", api.TokenRevokeApi.as_view(), name="api-token"),
+]
