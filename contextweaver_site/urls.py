@@ -20,6 +20,7 @@ urlpatterns = [
     path("api/", include("curation.urls")),
     path("api/", include("administration.urls")),
     path("", include("curation.page_urls")),
+    path("", include("administration.page_urls")),
     path("", include("memory.web.urls")),
 ]
 

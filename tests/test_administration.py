@@ -9,6 +9,7 @@ from io import StringIO
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.test import Client
 from rest_framework.test import APIClient
 
 from administration import services
@@ -135,3 +136,32 @@ def test_a_removed_members_open_socket_closes_at_once(live_server_process, agent
         services.member_remove(project=project, actor="user:boss", user_id=guest.pk)
         assert close_code(ws, timeout=5) == 4403
         assert time.monotonic() - started < 2.0
+
+
+def test_the_settings_page_adds_a_member_shows_a_new_token_once_and_refuses_non_admins(project):
+    owner = person("chief")
+    Membership.objects.create(project=project, user=owner, role=Role.ADMIN)
+    person("mei", email="mei@example.org")
+    page = f"/p/{project.slug}/settings/"
+    client = Client()
+    client.force_login(owner)
+    added = client.post(page, {"action": "member_add", "user": "mei@example.org", "role": "curator"}, follow=True)
+    assert "mei is now a member (curator)." in added.content.decode()
+    assert Membership.objects.get(project=project, user__username="mei").role == "curator"
+    created = client.post(page, {"action": "token_create", "name": "night agent"})
+    raw = ApiToken.objects.get(project=project, name="night agent")
+    html = created.content.decode()
+    assert created.status_code == 200 and "no-store" in created["Cache-Control"] and 'id="new-token"' in html
+    assert raw.prefix in html
+    again = client.get(page).content.decode()
+    assert 'id="new-token"' not in again  # shown once
+    bad = client.post(page, {"action": "member_role", "user_id": str(owner.pk), "role": "viewer"})
+    assert bad.status_code == 400 and "last admin" in bad.content.decode()
+    assert client.post(page, {"action": "member_remove", "user_id": "x"}).status_code == 400
+    assert client.post(page, {"action": "nonsense"}).status_code == 400
+    curator = Client()
+    curator.force_login(get_user_model().objects.get(username="mei"))
+    assert curator.get(page).status_code == 403
+    assert curator.post(page, {"action": "token_create", "name": "x"}).status_code == 403
+    assert 'id="settings-link"' in client.get(f"/p/{project.slug}/").content.decode()
+    assert 'id="settings-link"' not in curator.get(f"/p/{project.slug}/").content.decode()

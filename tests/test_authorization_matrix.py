@@ -171,6 +171,11 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("p/<slug:project_slug>/sessions/<int:session_id>/", "GET"):
         Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
     ("p/<slug:project_slug>/recalls/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
+    # The settings page: the project's admins and superusers; its forms post back to it (one act each).
+    ("p/<slug:project_slug>/settings/", "GET"): Row((302, 302, 302, 302, 302, 403, 403, 200, 403, 200), redirect=LOGIN),
+    ("p/<slug:project_slug>/settings/", "POST"): Row((302, 302, 302, 302, 302, 403, 403, 200, 403, 200), fmt="form",
+                                                     body={"action": "token_create", "name": "from the page"},
+                                                     redirect=LOGIN),
     ("p/<slug:project_slug>/review/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
 }
 

@@ -26,3 +26,12 @@ def may_curate(access: Access) -> bool:
     except NotAllowed:
         return False
     return True
+
+
+def may_administer(access: Access) -> bool:
+    """Whether the page links to the project's settings (the settings page checks again)."""
+    try:
+        access.require(Role.ADMIN, agents=False)
+    except NotAllowed:
+        return False
+    return True

@@ -21,7 +21,7 @@ from ..engine.recall.replay import recall_list, recall_summary
 from ..models import AgentSession, Memory, Project
 from ..selectors import actor_names, interaction_list, proposal_count, session_list
 from ..visibility import interaction_mask, mask_interaction, sensitive_interaction_ids
-from .access import may_curate, page_access
+from .access import may_administer, may_curate, page_access
 from .labels import all_choices
 
 SESSIONS_PER_PAGE = 50
@@ -79,12 +79,13 @@ def home(request):
 
 @login_required
 def project_detail(request, project_slug: str):
-    project = page_access(request.user, project_slug).project
+    access = page_access(request.user, project_slug)
+    project = access.project
     query = request.GET.get("q", "").strip()
     sessions = _searched(session_list(project=project), query)
     page = Paginator(sessions, SESSIONS_PER_PAGE).get_page(request.GET.get("page"))
     context = {"project": project, "page": page, "rows": _rows(page.object_list), "query": query,
-               "proposal_count": proposal_count(project=project)}
+               "proposal_count": proposal_count(project=project), "is_admin": may_administer(access)}
     return render(request, "memory/project.html", context)
 
 

@@ -1,0 +1,9 @@
+"""Administration pages (login required), beside the memory pages."""
+
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("p/<slug:project_slug>/settings/", views.project_settings, name="project-settings"),
+]

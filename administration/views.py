@@ -1,0 +1,80 @@
+"""The project settings page (admins): members and roles, agent tokens. Plain forms posting back here;
+each act calls the same services as the API and the commands."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+
+from memory.access import Access, NotAllowed
+from memory.errors import MemoryEngineError
+from memory.models import Role
+from memory.web.access import page_access
+
+from . import services
+
+
+def _admin(request, slug: str) -> Access:
+    access = page_access(request.user, slug)
+    try:
+        return access.require(Role.ADMIN, agents=False)
+    except NotAllowed as exc:
+        raise PermissionDenied from exc
+
+
+def _int(value: str) -> int:
+    if not (value or "").isdigit() or len(value) > 12:
+        raise MemoryEngineError(_("That form was incomplete: reload the page and try again."))
+    return int(value)
+
+
+def _role_label(role: str) -> str:
+    return {Role.VIEWER: _("viewer"), Role.CURATOR: _("curator"), Role.ADMIN: _("admin")}.get(role, role)
+
+
+def _act(access: Access, form) -> tuple[str, str | None]:
+    """Do what the form asks; the message to show, and a new token's value (shown this once)."""
+    project, actor, action = access.project, access.actor, form.get("action", "")
+    if action == "member_add":
+        membership = services.member_add(project=project, actor=actor, user=form.get("user", ""),
+                                         role=form.get("role", Role.VIEWER))
+        return _("%(user)s is now a member (%(role)s).") % {"user": membership.user.username,
+                                                             "role": _role_label(membership.role)}, None
+    if action == "member_role":
+        membership = services.member_role_set(project=project, actor=actor, user_id=_int(form.get("user_id")),
+                                              role=form.get("role", ""))
+        return _("%(user)s is now %(role)s.") % {"user": membership.user.username,
+                                                  "role": _role_label(membership.role)}, None
+    if action == "member_remove":
+        services.member_remove(project=project, actor=actor, user_id=_int(form.get("user_id")))
+        return _("The member was removed; their open pages of this project disconnected."), None
+    if action == "token_create":
+        issued = services.token_create(project=project, actor=actor, name=form.get("name", ""))
+        return _("Token “%(name)s” created. Copy it now: it is shown only this once.") % {
+            "name": issued.token.name}, issued.raw
+    if action == "token_revoke":
+        token = services.token_revoke(project=project, actor=actor, token_id=_int(form.get("token_id")))
+        return _("Token “%(name)s” revoked: its next request is refused.") % {"name": token.name}, None
+    raise MemoryEngineError(_("Unknown action."))
+
+
+@login_required
+def project_settings(request, project_slug: str):
+    access = _admin(request, project_slug)
+    message, error, raw, status = None, None, None, 200
+    if request.method == "POST":
+        try:
+            message, raw = _act(access, request.POST)
+        except MemoryEngineError as exc:
+            error, status = exc.message, 400
+        if message and raw is None:  # nothing to show once: back to a page a reload does not re-post
+            request.session["settings_message"] = message
+            return redirect("project-settings", project_slug=access.project.slug)
+    message = message or request.session.pop("settings_message", None)
+    context = {"project": access.project, "members": services.members(project=access.project),
+               "tokens": services.tokens(project=access.project), "roles": services.ROLES, "message": message,
+               "error": error, "new_token": raw, "me": request.user.pk}
+    # Logged-in answers are Cache-Control: no-store (contextweaver_site/middleware.py): a new token stays in no cache.
+    return render(request, "administration/settings.html", context, status=status)
