@@ -58,7 +58,8 @@ def test_members_are_added_by_username_or_email_and_the_last_admin_stays(project
     assert admin_client.delete(url(project, "members", owner.pk)).status_code == 400
     assert admin_client.delete(url(project, "members", wen.pk)).status_code == 204
     assert [m["username"] for m in admin_client.get(url(project, "members")).json()] == ["owner"]
-    ops = list(GraphChange.objects.filter(project=project, object_type="membership").values_list("op", flat=True))
+    ops = list(GraphChange.objects.filter(project=project, object_type="membership").order_by("id")
+               .values_list("op", flat=True))
     assert ops == ["member.added", "member.role_changed", "member.removed"]
 
 

@@ -32,6 +32,14 @@ export function carriedUpTo(replay, step) {
   return replay.steps.filter((s) => s.hop >= 1 && s.hop <= step).flatMap((s) => s.arrivals);
 }
 
+/** The arrivals on the paths of the ranked memories: the edges that brought the ranking about. */
+export function rankingPaths(replay) {
+  const onPath = new Set(replay.ranking.flatMap((r) => (r.path || []).filter((p) => p.edge_id)
+    .map((p) => `${p.edge_id}:${p.from}:${p.to}`)));
+  return replay.steps.flatMap((s) => s.arrivals)
+    .filter((a) => a.hop >= 1 && onPath.has(`${a.edge_id}:${a.from}:${a.memory_id}`));
+}
+
 export class ReplayPainter {
   constructor(view, sessionId) {
     this.view = view;
@@ -74,7 +82,8 @@ export class ReplayPainter {
   }
 
   /**
-   * Show step `step` of the replay (see stepCount): what is lit, what carried, what ranked.
+   * Show step `step` of the replay (see stepCount): what is lit, what carried, what ranked (the last step:
+ * the ranked memories and the edges on their paths).
    * Only what differs from the step shown before is restyled: on a large graph restyling every element
    * costs more than the rest of the replay together. Large graphs dim the memories only (their edges are
    * faint already); the edges that carried activation are drawn strong either way.
@@ -89,7 +98,8 @@ export class ReplayPainter {
     const seeds = new Set(replay.seeds.map((s) => s.memory_id));
     const now = new Set(step < last ? (replay.steps.find((s) => s.hop === step) || { arrivals: [] }).arrivals.map((a) => a.memory_id) : []);
     const ranked = new Map(replay.ranking.map((r) => [r.memory_id, r.rank]));
-    const carried = carriedUpTo(replay, Math.min(step, last - 1));
+    // The ranking step draws only the edges on the ranked memories' paths (all of them would bury those).
+    const carried = step === last ? rankingPaths(replay) : carriedUpTo(replay, step);
     const passedMax = Math.max(1e-9, ...carried.map((a) => a.activation));
     cy.batch(() => {
       const shown = [];
