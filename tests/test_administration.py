@@ -136,7 +136,7 @@ def test_a_removed_members_open_socket_closes_at_once(live_server_process, agent
         started = time.monotonic()
         services.member_remove(project=project, actor="user:boss", user_id=guest.pk)
         assert close_code(ws, timeout=5) == 4403
-        assert time.monotonic() - started < 2.0
+        assert time.monotonic() - started < 1.0  # the bound; observed about 20 ms
 
 
 def test_the_settings_page_adds_a_member_shows_a_new_token_once_and_refuses_non_admins(project):
