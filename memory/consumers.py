@@ -89,16 +89,15 @@ class SessionGraphConsumer(AsyncJsonWebsocketConsumer):
         who lost access is disconnected (4403) at once; a changed role changes what the socket masks."""
         if self.watch is None:
             return
-        changes = event["changes"]
-        if any(c["object_type"] == "membership" for c in changes):
-            user = self.scope.get("user")
-            if any(c["object_type"] == "membership" and c["object_id"] == getattr(user, "pk", None) for c in changes):
-                try:
-                    self.watch = await database_sync_to_async(session_watch)(user, self.watch.session_id)
-                except (NotAllowed, UnknownSession):
-                    await self.close(code=CLOSE_FORBIDDEN)
-                    return
-            changes = [c for c in changes if c["object_type"] != "membership"]
+        user = self.scope.get("user")
+        members = {c["object_id"] for c in event["changes"] if c["object_type"] == "membership"}
+        if getattr(user, "pk", None) in members:
+            try:
+                self.watch = await database_sync_to_async(session_watch)(user, self.watch.session_id)
+            except (NotAllowed, UnknownSession):
+                await self.close(code=CLOSE_FORBIDDEN)
+                return
+        changes = [c for c in event["changes"] if c["object_type"] != "membership"] if members else event["changes"]
         if changes:
             await self._send_changes(changes)
 

@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.api.pagination import BoundedPagination, page_of
-from memory.api.serializers import MemoryOutput, id_field
+from memory.api.serializers import MemoryOutput, id_field, valid
 from memory.models import Role
 from memory.selectors import actor_names
 
@@ -24,7 +24,6 @@ from .common import (
     entity_answer,
     memory_answer,
     people,
-    valid,
 )
 
 

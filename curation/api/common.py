@@ -1,4 +1,4 @@
-"""What every curation view shares: the people-only access, body validation, and the answers' shapes."""
+"""What every curation view shares: the people-only access and the answers' shapes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 from memory.access import Access
 from memory.api.access import request_access
-from memory.api.serializers import EdgeOutput, MemoryOutput, graph_edge, memory_label, valid  # noqa: F401 (re-exported)
+from memory.api.serializers import EdgeOutput, MemoryOutput, graph_edge, memory_label
 from memory.models import Edge, Role
 from memory.visibility import SENSITIVE_MASK, sensitive_memory_ids
 

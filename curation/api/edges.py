@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.api.pagination import BoundedPagination, page_of
-from memory.api.serializers import id_field
+from memory.api.serializers import id_field, valid
 from memory.models import EdgeStatus, Relation, Role
 
 from .. import services
@@ -23,7 +23,6 @@ from .common import (
     edge_answer,
     people,
     review_rows,
-    valid,
 )
 
 ReviewPageOutput = page_of(ReviewEdgeOutput(many=True), "ReviewPageOutput")

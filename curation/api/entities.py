@@ -8,12 +8,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.api.pagination import BoundedPagination, page_of
-from memory.api.serializers import id_field
+from memory.api.serializers import id_field, valid
 from memory.models import Role
 
 from .. import entities as entity_acts
 from ..selectors import entity_list
-from .common import REASON, TAG, ActOutput, CuratedEntityOutput, entity_answer, entity_row, people, valid
+from .common import REASON, TAG, ActOutput, CuratedEntityOutput, entity_answer, entity_row, people
 
 EntityPageOutput = page_of(CuratedEntityOutput(many=True), "EntityPageOutput")
 

@@ -8,12 +8,12 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory.api.serializers import memory_label
+from memory.api.serializers import memory_label, valid
 from memory.models import Memory, MemoryKind, MemoryStatus
 
 from .. import services
 from ..selectors import memory_repeats
-from .common import REASON, TAG, MemoryActOutput, memory_answer, people, valid
+from .common import REASON, TAG, MemoryActOutput, memory_answer, people
 
 
 class MemoryUpdateInput(serializers.Serializer):

@@ -55,12 +55,13 @@ export class RecallDrawer {
 
   get isOpen() { return !this.root.hidden; }
 
-  async open() {
+  /** Show the drawer (empty) and load the stored list; resolves when the list is in. */
+  open() {
     this.root.hidden = false;
     document.body.classList.add("replay-open");
     this.view.resize();
     this._render();
-    await this.loadList();
+    return this.loadList();
   }
 
   close() {
@@ -91,15 +92,8 @@ export class RecallDrawer {
 
   async openRecall(recallId) {
     this._stopPlay();
-    const wasOpen = this.isOpen;
     const fetching = fetchRecall(this.config, recallId);
-    if (!wasOpen) {
-      this.root.hidden = false;
-      document.body.classList.add("replay-open");
-      this.view.resize();
-      this._render();
-      this.loadList(); // beside the trace, not before it
-    }
+    if (!this.isOpen) this.open(); // the stored list loads beside the trace, not before it
     this._status(gettext("Loading the recall…"));
     let replay;
     try {

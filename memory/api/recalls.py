@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from ..access import Access
 from ..engine.recall import RecallQuery, memory_recall
 from ..engine.recall.replay import recall_compare, recall_list, recall_replay, recall_summary
-from ..models import Project, RecallTrace
+from ..models import RecallTrace
 from ..selectors import actor_names
 from .access import request_access, session_for
 from .authentication import actor_of
@@ -152,15 +152,14 @@ class RecallRerunApi(APIView):
             raise PermissionDenied("This recall touched memories you may not see, so its query is hidden from you "
                                    "and cannot be re-run by you.")
         again = memory_recall(project=access.project, actor=actor_of(request), query=_query_again(
-            access.project, trace, include_sensitive=show, counts_as_access=access.is_agent))
+            trace, include_sensitive=show, counts_as_access=access.is_agent))
         second = _replay(again.trace, access)
         return Response(RecallCompareOutput({"first": first, "second": second,
                                              "diff": recall_compare(first, second)}).data,
                         status=status.HTTP_201_CREATED)
 
 
-def _query_again(project: Project, trace: RecallTrace, *, include_sensitive: bool,
-                 counts_as_access: bool) -> RecallQuery:
+def _query_again(trace: RecallTrace, *, include_sensitive: bool, counts_as_access: bool) -> RecallQuery:
     """The stored query and parameters (the whole config it ran with, so a changed default does not move it)."""
     params = trace.params or {}
     config = dict(params.get("config") or {})

@@ -113,8 +113,6 @@ def _accepted_row(interaction: Interaction, *, duplicate: bool) -> dict:
             "memory_ids": sorted(m.pk for m in interaction.memories.all()), "reason": interaction.reason}
 
 
-
-
 class InteractionDetailApi(APIView):
     @extend_schema(responses=s.InteractionOutput, summary="One interaction, with its processing status")
     def get(self, request, project_slug: str, session_id: int, interaction_id: int):

@@ -35,8 +35,8 @@ def telling_terms(memory: Memory) -> dict[str, float]:
     """The memory's telling terms with their idf in the project (one statement).
 
     Only the terms full-text search would use are counted (recall/terms.py: the rarest, within a budget
-    of rows), each count stops one past the telling limit, and the project's size is counted once a
-    minute: on a large project the counts must not cost more than the rest of the write path."""
+    of rows), each count stops one past the telling limit, and the project's size is recounted only now
+    and then (project_size): on a large project the counts must not cost more than the rest of the write path."""
     terms = sorted(informative_terms(memory_terms(memory.content)))
     if not terms:
         return {}
