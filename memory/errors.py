@@ -60,3 +60,10 @@ class IdempotencyConflict(MemoryEngineError):
 
 class ProcessingFailed(MemoryEngineError):
     """The write path failed for an interaction; the error is already recorded on it."""
+
+
+class JobRunning(MemoryEngineError):
+    """One bulk forget per project at a time: a second one waits until the first has ended."""
+
+    status_code = 409
+    code = "job_running"

@@ -99,32 +99,44 @@ class ReviewInput(MaintenanceInput):
                                               max_value=1, help_text="Also edges under this confidence.")
 
 
-class ForgetInput(MaintenanceInput):
-    mode = serializers.ChoiceField(choices=MODES, required=False, default="soft",
-                                   help_text="soft: status forgotten; hard: delete with the whole cascade.")
+class ForgetSelectionInput(serializers.Serializer):
+    """What to forget: every filter given must hold (AND); at least one is required."""
+
     memory_ids = _ids(default=list)
     session_id = id_field(required=False, allow_null=True, default=None)
+    session_ids = _ids(default=list, help_text="Memories of any of these sessions.")
     entity = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
     kinds = _kinds()
+    after = serializers.DateTimeField(required=False, allow_null=True, default=None,
+                                      help_text="Memories that happened at or after this time.")
     before = serializers.DateTimeField(required=False, allow_null=True, default=None,
                                        help_text="Memories that happened before this time.")
     text_contains = serializers.CharField(required=False, allow_blank=True, default="", max_length=500,
                                           trim_whitespace=False)
-    expect_memories = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0,
-                                               max_value=MAX_ID,
-                                               help_text="The dry run's count: refused if the selection differs.")
+    sensitive_only = serializers.BooleanField(required=False, default=False,
+                                              help_text="Only memories marked sensitive.")
+    mode = serializers.ChoiceField(choices=MODES, required=False, default="soft",
+                                   help_text="soft: status forgotten; hard: delete with the whole cascade.")
 
     def validate(self, attrs: dict) -> dict:
-        if not (attrs["memory_ids"] or attrs["session_id"] is not None or attrs["entity"] or attrs["kinds"]
-                or attrs["before"] is not None or attrs["text_contains"].strip()):
+        if not (attrs["memory_ids"] or attrs["session_id"] is not None or attrs["session_ids"] or attrs["entity"]
+                or attrs["kinds"] or attrs["after"] is not None or attrs["before"] is not None
+                or attrs["text_contains"].strip() or attrs["sensitive_only"]):
             raise serializers.ValidationError({"non_field_errors": ["choose what to forget: at least one filter."]})
         return attrs
 
     def selection(self) -> ForgetFilter:
         data = self.validated_data
         return ForgetFilter(memory_ids=tuple(data["memory_ids"]), session_id=data["session_id"],
-                            entity=entity_ref(data["entity"]), kinds=tuple(data["kinds"]),
-                            before=data["before"], text_contains=data["text_contains"].strip())
+                            session_ids=tuple(data["session_ids"]), entity=entity_ref(data["entity"]),
+                            kinds=tuple(data["kinds"]), after=data["after"], before=data["before"],
+                            text_contains=data["text_contains"].strip(), sensitive_only=data["sensitive_only"])
+
+
+class ForgetInput(MaintenanceInput, ForgetSelectionInput):
+    expect_memories = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0,
+                                               max_value=MAX_ID,
+                                               help_text="The dry run's count: refused if the selection differs.")
 
 
 class JobOutput(serializers.Serializer):

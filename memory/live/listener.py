@@ -72,15 +72,16 @@ def parse_notice(payload: str) -> Notice | None:
         return None
 
 
-def conninfo() -> str:
-    """libpq connection string of the default database (the same one Django uses)."""
+def conninfo(purpose: str = "live") -> str:
+    """libpq connection string of the default database (the same one Django uses); also for other side
+    connections that must not share the caller's transaction (a forget job's progress)."""
     db = connections["default"].settings_dict
     params: dict[str, Any] = {"dbname": db["NAME"], "user": db.get("USER") or None,
                               "password": db.get("PASSWORD") or None, "host": db.get("HOST") or None,
                               "port": db.get("PORT") or None}
     params.update({k: v for k, v in (db.get("OPTIONS") or {}).items() if k in LIBPQ_OPTIONS})
     # Named after the process, so an operator (or a test) can tell one server's listener from another's.
-    params.setdefault("application_name", f"contextweaver-live-{os.getpid()}")
+    params.setdefault("application_name", f"contextweaver-{purpose}-{os.getpid()}")
     return make_conninfo(**{k: v for k, v in params.items() if v is not None})
 
 

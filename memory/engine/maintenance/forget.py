@@ -1,7 +1,7 @@
 """Forget (SPEC §5, §6): soft (status `forgotten`) or hard (deleted, with everything derived from it).
 
-Selection by filter — ids, session, entity, kind, happened before a date, text contains — all
-combined with AND; at least one is required. Summaries are selected only by id or by kind `summary`:
+Selection by filter — ids, sessions, entity, kind, happened after / before a date, text contains,
+sensitive only — all combined with AND; at least one is required. Summaries are selected only by id or by kind `summary`:
 otherwise they are derived data, which a hard forget rewrites (below) rather than deletes.
 Always dry-run first: the dry run does the real work in a transaction that is rolled back, so its
 counts are exactly what the real run will do, and a real run can insist on the count it was shown
@@ -20,7 +20,8 @@ Hard, in one transaction (all or nothing), what SPEC calls the cascade:
   and any interaction backing no memory loses the forgotten text it repeats;
 - recall traces and change-log snapshots keep their ids but every occurrence of the forgotten text
   (whole or one of its sentences, and the full names of the entities deleted) is replaced by
-  "[forgotten]";
+  "[forgotten]"; a recall that reached a forgotten memory loses its whole query, context and
+  narrative (a question about the locker code names the code, in words no sentence of the memory has);
 - the change log records each deletion without content, plus one `maintenance.forget` audit row.
 """
 
@@ -79,18 +80,42 @@ class ForgetFilter:
     kinds: tuple[str, ...] = ()
     before: datetime | None = None
     text_contains: str = ""
+    session_ids: tuple[int, ...] = ()  # any of these sessions (with session_id: that one too)
+    after: datetime | None = None  # happened at or after
+    sensitive_only: bool = False
 
     def empty(self) -> bool:
-        return not (self.memory_ids or self.session_id is not None or self.entity not in (None, "") or self.kinds
-                    or self.before is not None or self.text_contains)
+        return not (self.memory_ids or self.session_id is not None or self.session_ids
+                    or self.entity not in (None, "") or self.kinds or self.before is not None
+                    or self.after is not None or self.text_contains or self.sensitive_only)
+
+    def sessions(self) -> tuple[int, ...]:
+        both = (*self.session_ids, *(() if self.session_id is None else (self.session_id,)))
+        return tuple(sorted(set(both)))
 
     def audit_json(self) -> dict:
         """The filter as the audit trail keeps it: a text or entity name may be the forgotten data itself."""
         named = isinstance(self.entity, str)
-        return {"memory_ids": list(self.memory_ids), "session_id": self.session_id,
+        return {"memory_ids": list(self.memory_ids), "session_ids": list(self.sessions()),
                 "entity": REDACTED if named else self.entity, "kinds": list(self.kinds),
+                "after": self.after.isoformat() if self.after else None,
                 "before": self.before.isoformat() if self.before else None,
-                "text_contains": REDACTED if self.text_contains else ""}
+                "text_contains": REDACTED if self.text_contains else "", "sensitive_only": self.sensitive_only}
+
+    def to_json(self) -> dict:
+        """The whole filter, for a queued job to read back (forgetting.py erases it once the job ends)."""
+        return {"memory_ids": list(self.memory_ids), "session_ids": list(self.sessions()), "entity": self.entity,
+                "kinds": list(self.kinds), "after": self.after.isoformat() if self.after else None,
+                "before": self.before.isoformat() if self.before else None, "text_contains": self.text_contains,
+                "sensitive_only": self.sensitive_only}
+
+    @classmethod
+    def from_json(cls, data: dict) -> ForgetFilter:
+        moment = lambda value: datetime.fromisoformat(value) if value else None  # noqa: E731
+        return cls(memory_ids=tuple(data.get("memory_ids", ())), session_ids=tuple(data.get("session_ids", ())),
+                   entity=data.get("entity"), kinds=tuple(data.get("kinds", ())), after=moment(data.get("after")),
+                   before=moment(data.get("before")), text_contains=data.get("text_contains", ""),
+                   sensitive_only=bool(data.get("sensitive_only")))
 
 
 def forget_selection(project: Project, selection: ForgetFilter, *, mode: str) -> list[int]:
@@ -106,16 +131,22 @@ def forget_selection(project: Project, selection: ForgetFilter, *, mode: str) ->
     if selection.memory_ids:
         memories_in(project, selection.memory_ids, allow_forgotten=mode == "hard")
         queryset = queryset.filter(pk__in=selection.memory_ids)
-    if selection.session_id is not None:
-        queryset = queryset.filter(session=session_in(project, selection.session_id))
+    if selection.sessions():
+        queryset = queryset.filter(session__in=[session_in(project, pk) for pk in selection.sessions()])
     entity = entity_in(project, selection.entity)
     if entity is not None:
         queryset = queryset.filter(mentions__entity=entity)
     if selection.kinds:
         queryset = queryset.filter(kind__in=kinds_checked(selection.kinds))
+    if selection.after is not None and selection.before is not None and selection.after >= selection.before:
+        raise ValidationFailed("the time range is empty: 'after' must be earlier than 'before'",
+                               {"after": ["must be earlier than before"]})
+    if selection.after is not None:
+        queryset = queryset.filter(occurred_at__gte=_aware(selection.after))
     if selection.before is not None:
-        before = selection.before
-        queryset = queryset.filter(occurred_at__lt=before if timezone.is_aware(before) else timezone.make_aware(before))
+        queryset = queryset.filter(occurred_at__lt=_aware(selection.before))
+    if selection.sensitive_only:
+        queryset = queryset.filter(sensitive=True)
     if selection.text_contains:
         queryset = queryset.filter(content__icontains=selection.text_contains.strip())
     if mode == "soft":
@@ -124,6 +155,10 @@ def forget_selection(project: Project, selection: ForgetFilter, *, mode: str) ->
         # Summaries are derived: a hard forget rewrites them; only ids or kinds=summary select them.
         queryset = queryset.filter(Q(pk__in=selection.memory_ids) | ~Q(kind=MemoryKind.SUMMARY))
     return sorted(set(queryset.values_list("id", flat=True)))
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if timezone.is_aware(moment) else timezone.make_aware(moment)
 
 
 def forget_run(*, project: Project, actor: str, selection: ForgetFilter, mode: str = "soft",
@@ -194,7 +229,7 @@ class _Hard:
                           op=Op.INTERACTION_REDACTED, object_type="interaction", object_id=interaction_id,
                           after={"content": REDACTED})
         self.report.counts["interactions_redacted"] = len(scrubbed)
-        self.report.counts["traces_scrubbed"] = traces_scrub(self.project, self.needles)
+        self.report.counts["traces_scrubbed"] = traces_scrub(self.project, self.needles, reached=self.doomed)
         self.report.counts["changes_scrubbed"] = changes_scrub(
             self.project, self.needles, memory_ids=self.doomed | self.rewritten, edge_ids=edge_ids,
             interaction_ids=set(scrubbed), up_to_id=last_change_id)

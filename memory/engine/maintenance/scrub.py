@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
+from django.db.models import Q
 
 from ...models import GraphChange, Interaction, Project, RecallTrace
 from ..cues import information_length
@@ -103,14 +104,26 @@ def ids_matching(table: str, project: Project, text_columns: tuple[str, ...], js
         return [row[0] for row in cursor.fetchall()]
 
 
-def traces_scrub(project: Project, needles: Needles) -> int:
-    """Recall traces: the forgotten text leaves query, context, narrative and every JSON column; ids stay."""
+def traces_scrub(project: Project, needles: Needles, *, reached: set[int] = frozenset()) -> int:
+    """Recall traces: the forgotten text leaves query, context, narrative and every JSON column; ids stay.
+
+    A recall that reached a forgotten memory (a seed, an arrival or a returned one) loses its query,
+    context and narrative whole, and the context lines of the header and of forgotten memories: the
+    question asked about what was forgotten in words of its own ("locker code ZX-4471?")."""
     texts, jsons = ("query", "context", "narrative"), ("seeds", "activations", "ranking", "params", "context_lines")
     columns = texts + jsons
+    reaching = set(RecallTrace.objects.filter(project=project).filter(
+        Q(touched_ids__overlap=list(reached)) | Q(returned_ids__overlap=list(reached))).values_list("id", flat=True)) \
+        if reached else set()
+    candidates = reaching | set(ids_matching(RecallTrace._meta.db_table, project, texts, jsons, needles))
     changed = 0
-    for trace in RecallTrace.objects.filter(pk__in=ids_matching(RecallTrace._meta.db_table, project, texts, jsons,
-                                                                needles)):
+    for trace in RecallTrace.objects.filter(pk__in=candidates).order_by("id"):
         values = {name: redact_json(getattr(trace, name), needles) for name in columns}
+        if trace.pk in reaching:
+            values.update({name: REDACTED for name in texts if getattr(trace, name)})
+            values["context_lines"] = [
+                {**line, "text": REDACTED} if line.get("memory_id") is None or line.get("memory_id") in reached else line
+                for line in values["context_lines"]]
         if any(values[name] != getattr(trace, name) for name in columns):
             for name, value in values.items():
                 setattr(trace, name, value)

@@ -63,7 +63,7 @@ class Command(BaseCommand):
         token_file = Path(settings.VAR_DIR) / "demo_token"
         commands = {
             "web": uvicorn_command(host=host, port=port),
-            "worker": [*manage, "procrastinate", "worker", "--queues", "ingest"],
+            "worker": [*manage, "procrastinate", "worker", "--queues", "ingest,maintenance"],
         }
         if not no_agent:
             commands["agent"] = [*manage, "simulate_agent", "--base-url", f"http://{host}:{port}",

@@ -1,0 +1,110 @@
+"""Bulk forgetting over HTTP (admins of the project, logged in: never a token). docs/administration.md
+
+POST forget/preview/ is the dry run (counts and a sample; writes nothing); POST forget/jobs/ starts the
+confirmed job (202) and GET forget/jobs/[<id>/] reads the audit trail. The page and its socket
+(consumers.py) show the same job rows.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory.access import Access
+from memory.api.access import request_access
+from memory.api.maintenance import ForgetSelectionInput
+from memory.api.serializers import MAX_ID
+from memory.errors import NotFoundError
+from memory.models import Role
+
+from .forgetting import forget_job_start, forget_jobs, forget_preview, job_json
+from .models import ForgetJob
+
+TAG = ["administration"]
+ADMINS_ONLY = "Forgetting needs a person with the admin role; API tokens cannot forget."
+
+
+def forgetting_admin(request, slug: str) -> Access:
+    return request_access(request, slug, min_role=Role.ADMIN, agents=False, why=ADMINS_ONLY)
+
+
+class ForgetJobInput(ForgetSelectionInput):
+    confirm = serializers.CharField(max_length=100, help_text="The project's slug, typed by the admin.")
+    expect_memories = serializers.IntegerField(min_value=0, max_value=MAX_ID,
+                                               help_text="The dry run's count: refused if the selection differs.")
+
+
+class PreviewOutput(serializers.Serializer):
+    mode = serializers.CharField()
+    memories = serializers.IntegerField()
+    counts = serializers.DictField(child=serializers.IntegerField(), help_text="What the job will change, per kind.")
+    sample = serializers.ListField(child=serializers.DictField(), help_text="The first selected memories.")
+
+
+class JobOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    actor = serializers.CharField()
+    mode = serializers.CharField()
+    filter = serializers.DictField(help_text="The filter, with any text or entity name shown as [forgotten].")
+    state = serializers.CharField(help_text="queued, running, done or failed.")
+    phase = serializers.CharField()
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    expect_memories = serializers.IntegerField()
+    counts = serializers.DictField(child=serializers.IntegerField())
+    vacuumed = serializers.ListField(child=serializers.CharField())
+    verification = serializers.DictField(allow_null=True, help_text="strings looked for, tables scanned, residues.")
+    residues = serializers.IntegerField(allow_null=True)
+    error = serializers.CharField()
+    created_at = serializers.DateTimeField(allow_null=True)
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+def _selection(serializer_class: type[ForgetSelectionInput], request) -> ForgetSelectionInput:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer
+
+
+class ForgetPreviewApi(APIView):
+    @extend_schema(tags=TAG, request=ForgetSelectionInput, responses=PreviewOutput,
+                   summary="Dry run of a bulk forget: what it would change, and a sample (writes nothing)")
+    def post(self, request, project_slug: str):
+        access = forgetting_admin(request, project_slug)
+        serializer = _selection(ForgetSelectionInput, request)
+        preview = forget_preview(access.project, access.actor, serializer.selection(),
+                                 serializer.validated_data["mode"])
+        return Response(PreviewOutput(preview).data)
+
+
+class ForgetJobListApi(APIView):
+    @extend_schema(tags=TAG, responses=JobOutput(many=True), operation_id="forget_jobs_list",
+                   summary="The project's forget jobs, newest first: the audit trail")
+    def get(self, request, project_slug: str):
+        access = forgetting_admin(request, project_slug)
+        return Response([job_json(job) for job in forget_jobs(access.project)])
+
+    @extend_schema(tags=TAG, request=ForgetJobInput,
+                   responses={202: JobOutput, 409: OpenApiResponse(description="`job_running`: another forget "
+                                                                               "of the project has not ended.")},
+                   summary="Start a confirmed bulk forget in the background")
+    def post(self, request, project_slug: str):
+        access = forgetting_admin(request, project_slug)
+        serializer = _selection(ForgetJobInput, request)
+        data = serializer.validated_data
+        job = forget_job_start(access.project, access.actor, serializer.selection(), data["mode"],
+                               confirm=data["confirm"], expect_memories=data["expect_memories"])
+        return Response(job_json(job), status=status.HTTP_202_ACCEPTED)
+
+
+class ForgetJobApi(APIView):
+    @extend_schema(tags=TAG, responses=JobOutput, summary="One forget job: progress, counts, verification")
+    def get(self, request, project_slug: str, job_id: int):
+        access = forgetting_admin(request, project_slug)
+        job = ForgetJob.objects.filter(project=access.project, pk=job_id).first() if job_id <= MAX_ID else None
+        if job is None:
+            raise NotFoundError(f"No forget job {job_id} in project {project_slug!r}.")
+        return Response(job_json(job))
