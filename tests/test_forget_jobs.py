@@ -25,8 +25,8 @@ from memory.models import (
     EntityMention,
     GraphChange,
     Interaction,
-    Memory,
     Membership,
+    Memory,
     RecallTrace,
     Role,
 )
@@ -157,8 +157,8 @@ def test_refusals_write_nothing(project, agent_session, world):
     assert moved.status_code == 400 and "run the dry run again" in moved.json()["error"]["message"]
     empty = client.post(_url(project, "preview"), {"mode": "hard"}, format="json")
     assert empty.status_code == 400
-    backwards = client.post(_url(project, "preview"), {"after": "2026-05-02T00:00:00Z", "before": "2026-05-01T00:00:00Z"},
-                            format="json")
+    backwards = client.post(_url(project, "preview"), {"after": "2026-05-02T00:00:00Z",
+                                                       "before": "2026-05-01T00:00:00Z"}, format="json")
     assert backwards.status_code == 400 and "after" in backwards.json()["error"]["fields"]
     ForgetJob.objects.create(project=project, actor="user:9", mode="soft", expect_memories=1, state=JobState.RUNNING)
     busy = client.post(_url(project, "jobs"), {**body, "confirm": project.slug}, format="json")

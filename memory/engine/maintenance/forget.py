@@ -1,8 +1,8 @@
 """Forget (SPEC §5, §6): soft (status `forgotten`) or hard (deleted, with everything derived from it).
 
 Selection by filter — ids, sessions, entity, kind, happened after / before a date, text contains,
-sensitive only — all combined with AND; at least one is required. Summaries are selected only by id or by kind `summary`:
-otherwise they are derived data, which a hard forget rewrites (below) rather than deletes.
+sensitive only — all combined with AND; at least one is required. Summaries are selected only by id
+or by kind `summary`: otherwise they are derived data, which a hard forget rewrites (below) rather than deletes.
 Always dry-run first: the dry run does the real work in a transaction that is rolled back, so its
 counts are exactly what the real run will do, and a real run can insist on the count it was shown
 (`expect_memories`) so the selection cannot grow between the two.

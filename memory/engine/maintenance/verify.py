@@ -92,7 +92,8 @@ def _project_path(model: type[models.Model]) -> str | None:
     for fk in model._meta.concrete_fields:
         parent = fk.related_model if fk.is_relation else None
         if parent is not None and any(f.name == "project" for f in parent._meta.concrete_fields):
-            return f"{fk.column} IN (SELECT {parent._meta.pk.column} FROM {parent._meta.db_table} WHERE project_id = %s)"
+            parents = f"SELECT {parent._meta.pk.column} FROM {parent._meta.db_table} WHERE project_id = %s"
+            return f"{fk.column} IN ({parents})"
     return None
 
 
