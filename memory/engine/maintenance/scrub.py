@@ -121,7 +121,8 @@ def traces_scrub(project: Project, needles: Needles, *, reached: set[int] = froz
         values = {name: redact_json(getattr(trace, name), needles) for name in columns}
         if trace.pk in reaching:
             values.update({name: REDACTED for name in texts if getattr(trace, name)})
-            hidden = [line.get("memory_id") is None or line.get("memory_id") in reached for line in values["context_lines"]]
+            hidden = [line.get("memory_id") is None or line.get("memory_id") in reached
+                      for line in values["context_lines"]]
             values["context_lines"] = [{**line, "text": REDACTED} if hide else line
                                        for line, hide in zip(values["context_lines"], hidden, strict=True)]
         if any(values[name] != getattr(trace, name) for name in columns):
