@@ -19,7 +19,7 @@ from memory.api.serializers import MAX_ID
 from memory.errors import NotFoundError
 from memory.models import Role
 
-from .forgetting import forget_job_start, forget_jobs, forget_preview, job_json
+from .forgetting import forget_job_start, forget_jobs, forget_preview, job_json, jobs_json
 from .models import ForgetJob
 
 TAG = ["administration"]
@@ -36,16 +36,17 @@ class ForgetJobInput(ForgetSelectionInput):
                                                help_text="The dry run's count: refused if the selection differs.")
 
 
-class PreviewOutput(serializers.Serializer):
+class ForgetPreviewOutput(serializers.Serializer):
     mode = serializers.CharField()
     memories = serializers.IntegerField()
     counts = serializers.DictField(child=serializers.IntegerField(), help_text="What the job will change, per kind.")
     sample = serializers.ListField(child=serializers.DictField(), help_text="The first selected memories.")
 
 
-class JobOutput(serializers.Serializer):
+class ForgetJobOutput(serializers.Serializer):
     id = serializers.IntegerField()
     actor = serializers.CharField()
+    actor_name = serializers.CharField(help_text="The username (or token name) behind the actor.")
     mode = serializers.CharField()
     filter = serializers.DictField(help_text="The filter, with any text or entity name shown as [forgotten].")
     state = serializers.CharField(help_text="queued, running, done or failed.")
@@ -70,25 +71,25 @@ def _selection(serializer_class: type[ForgetSelectionInput], request) -> ForgetS
 
 
 class ForgetPreviewApi(APIView):
-    @extend_schema(tags=TAG, request=ForgetSelectionInput, responses=PreviewOutput,
+    @extend_schema(tags=TAG, request=ForgetSelectionInput, responses=ForgetPreviewOutput,
                    summary="Dry run of a bulk forget: what it would change, and a sample (writes nothing)")
     def post(self, request, project_slug: str):
         access = forgetting_admin(request, project_slug)
         serializer = _selection(ForgetSelectionInput, request)
         preview = forget_preview(access.project, access.actor, serializer.selection(),
                                  serializer.validated_data["mode"])
-        return Response(PreviewOutput(preview).data)
+        return Response(ForgetPreviewOutput(preview).data)
 
 
 class ForgetJobListApi(APIView):
-    @extend_schema(tags=TAG, responses=JobOutput(many=True), operation_id="forget_jobs_list",
+    @extend_schema(tags=TAG, responses=ForgetJobOutput(many=True), operation_id="forget_jobs_list",
                    summary="The project's forget jobs, newest first: the audit trail")
     def get(self, request, project_slug: str):
         access = forgetting_admin(request, project_slug)
-        return Response([job_json(job) for job in forget_jobs(access.project)])
+        return Response(jobs_json(forget_jobs(access.project)))
 
     @extend_schema(tags=TAG, request=ForgetJobInput,
-                   responses={202: JobOutput, 409: OpenApiResponse(description="`job_running`: another forget "
+                   responses={202: ForgetJobOutput, 409: OpenApiResponse(description="`job_running`: another forget "
                                                                                "of the project has not ended.")},
                    summary="Start a confirmed bulk forget in the background")
     def post(self, request, project_slug: str):
@@ -101,7 +102,7 @@ class ForgetJobListApi(APIView):
 
 
 class ForgetJobApi(APIView):
-    @extend_schema(tags=TAG, responses=JobOutput, summary="One forget job: progress, counts, verification")
+    @extend_schema(tags=TAG, responses=ForgetJobOutput, summary="One forget job: progress, counts, verification")
     def get(self, request, project_slug: str, job_id: int):
         access = forgetting_admin(request, project_slug)
         job = ForgetJob.objects.filter(project=access.project, pk=job_id).first() if job_id <= MAX_ID else None

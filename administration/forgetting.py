@@ -28,6 +28,7 @@ from memory.engine.maintenance.verify import distinctive_strings, residues_scan
 from memory.errors import JobRunning, MemoryEngineError, ValidationFailed
 from memory.live.listener import conninfo
 from memory.models import Memory, Project
+from memory.selectors import actor_names
 
 from .models import ForgetJob, JobState
 
@@ -147,7 +148,7 @@ def forget_job_run(job_id: int) -> ForgetJob:
         job.state, job.done, job.total = JobState.DONE, len(ids), len(ids)
     except Exception as exc:  # the audit records every ending, the failures too
         job.state = JobState.FAILED
-        job.error = _error_text(exc, selection)
+        job.error = _error_text(exc, selection, job.phase)
         if not isinstance(exc, MemoryEngineError):
             logger.exception("forget job %s failed", job.pk)
     finally:
@@ -177,11 +178,11 @@ def _vacuum(progress: _ProgressWriter) -> list[str]:
     return done
 
 
-def _error_text(exc: Exception, selection: ForgetFilter) -> str:
+def _error_text(exc: Exception, selection: ForgetFilter, phase: str) -> str:
     """What went wrong, for the audit: the engine's message with the filter's text masked, else the
     kind of failure only (details are in the server log, not in the audit)."""
     if not isinstance(exc, MemoryEngineError):
-        return f"{type(exc).__name__}: the job failed and nothing was forgotten; see the server log"
+        return f"{type(exc).__name__} while {phase}; see the server log"
     message = exc.message
     for secret in (selection.text_contains, selection.entity if isinstance(selection.entity, str) else ""):
         if secret:
@@ -189,17 +190,27 @@ def _error_text(exc: Exception, selection: ForgetFilter) -> str:
     return message
 
 
-def forget_jobs(project: Project) -> list[ForgetJob]:
-    return list(ForgetJob.objects.filter(project=project).order_by("-id"))
+def forget_jobs(project: Project, limit: int | None = None) -> list[ForgetJob]:
+    """The audit trail, newest first."""
+    return list(ForgetJob.objects.filter(project=project).order_by("-id")[:limit])
+
+
+def jobs_json(jobs: list[ForgetJob]) -> list[dict]:
+    """Jobs as the API, the page and its socket show them (never the filter as typed), with who ran them."""
+    names = actor_names(job.actor for job in jobs)
+    return [_job_json(job, names.get(job.actor, job.actor)) for job in jobs]
 
 
 def job_json(job: ForgetJob) -> dict:
-    """A job as the API, the page and its socket show it: never the filter as typed."""
+    return jobs_json([job])[0]
+
+
+def _job_json(job: ForgetJob, actor_name: str) -> dict:
     verification = job.verification
-    return {"id": job.pk, "actor": job.actor, "mode": job.mode, "filter": job.filter, "state": job.state,
-            "phase": job.phase, "done": job.done, "total": job.total, "expect_memories": job.expect_memories,
-            "counts": job.counts, "vacuumed": job.vacuumed,
+    moment = lambda value: value.isoformat() if value else None  # noqa: E731
+    return {"id": job.pk, "actor": job.actor, "actor_name": actor_name, "mode": job.mode, "filter": job.filter,
+            "state": job.state, "phase": job.phase, "done": job.done, "total": job.total,
+            "expect_memories": job.expect_memories, "counts": job.counts, "vacuumed": job.vacuumed,
             "verification": verification, "residues": None if verification is None else len(verification["residues"]),
-            "error": job.error, "created_at": job.created_at.isoformat() if job.created_at else None,
-            "started_at": job.started_at.isoformat() if job.started_at else None,
-            "finished_at": job.finished_at.isoformat() if job.finished_at else None}
+            "error": job.error, "created_at": moment(job.created_at), "started_at": moment(job.started_at),
+            "finished_at": moment(job.finished_at)}

@@ -6,4 +6,5 @@ from . import views
 
 urlpatterns = [
     path("p/<slug:project_slug>/settings/", views.project_settings, name="project-settings"),
+    path("p/<slug:project_slug>/forget/", views.forget_page, name="project-forget"),
 ]

@@ -1,19 +1,25 @@
-"""The project settings page (admins): members and roles, agent tokens. Plain forms posting back here;
-each act calls the same services as the API and the commands."""
+"""The project's admin pages: settings (members and roles, agent tokens: plain forms posting back here,
+each act calling the same services as the API and the commands) and bulk forgetting (its script calls
+the forget API and follows the job over its socket)."""
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from memory.access import Access, NotAllowed
 from memory.errors import MemoryEngineError
-from memory.models import Role
+from memory.models import AgentSession, Role
 from memory.web.access import page_access
+from memory.web.labels import KINDS, choices
 
 from . import services
+from .consumers import JOBS_SHOWN
+from .forgetting import forget_jobs, jobs_json
 
 
 def _admin(request, slug: str) -> Access:
@@ -78,3 +84,21 @@ def project_settings(request, project_slug: str):
                "error": error, "new_token": raw, "me": request.user.pk}
     # Logged-in answers are Cache-Control: no-store (contextweaver_site/middleware.py): a new token stays in no cache.
     return render(request, "administration/settings.html", context, status=status)
+
+
+@login_required
+def forget_page(request, project_slug: str):
+    access = _admin(request, project_slug)
+    project = access.project
+    sessions = (AgentSession.objects.filter(project=project).annotate(n=Count("memories"))
+                .order_by("-last_activity_at", "-id").values("id", "title", "n"))
+    config = {
+        "projectSlug": project.slug,
+        "urls": {"preview": reverse("api-forget-preview", kwargs={"project_slug": project.slug}),
+                 "jobs": reverse("api-forget-jobs", kwargs={"project_slug": project.slug}),
+                 "socket": f"/ws/projects/{project.slug}/forget/"},
+        "jobs": jobs_json(forget_jobs(project, limit=JOBS_SHOWN)),
+        "kinds": {value: str(label) for value, label in KINDS.items()},
+    }
+    return render(request, "administration/forget.html", {
+        "project": project, "config": config, "sessions": sessions, "kinds": choices(KINDS)})

@@ -11,7 +11,7 @@ const options = {
   // page.js and prefetch.js are classic scripts (no import/export; each wraps itself in a function), so the
   // ESM output runs as a plain <script>. swagger.css replaces the API docs page's inline <style> (CSP).
   entryPoints: {
-    session: "src/session.js", review: "src/review.js", page: "src/page.js", prefetch: "src/prefetch.js",
+    session: "src/session.js", review: "src/review.js", forget: "src/forget.js", page: "src/page.js", prefetch: "src/prefetch.js",
     app: "styles/app.css", swagger: "styles/swagger.css",
   },
   outdir: "dist/cw",

@@ -28,8 +28,10 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 from rest_framework.views import APIView
 
+from administration.models import ForgetJob
 from curation.services import memory_update
 from memory.engine.changelog import change_record
+from memory.engine.maintenance.forget import ForgetFilter, forget_selection
 from memory.engine.projects import project_create, session_create, token_issue
 from memory.engine.recall import RecallQuery, memory_recall
 from memory.engine.snapshots import interaction_snapshot, memory_snapshot
@@ -165,6 +167,15 @@ MATRIX: dict[tuple[str, str], Row] = {
         Row((401, 401, 401, 403, 403, 403, 403, 201, 403, 201), body={"name": "matrix agent"}),
     ("api/projects/<slug:project_slug>/tokens/<int:token_id>/", "DELETE"):
         Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
+    # Bulk forgetting: the same people. A started job is rolled back with the call, so it never runs.
+    ("api/projects/<slug:project_slug>/forget/preview/", "POST"):
+        Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200), body={"text_contains": "Bund", "mode": "hard"}),
+    ("api/projects/<slug:project_slug>/forget/jobs/", "GET"): Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
+    ("api/projects/<slug:project_slug>/forget/jobs/", "POST"):
+        Row((401, 401, 401, 403, 403, 403, 403, 202, 403, 202),
+            body={"text_contains": "Bund", "mode": "soft", "confirm": "<project_slug>", "expect_memories": "<bund>"}),
+    ("api/projects/<slug:project_slug>/forget/jobs/<int:job_id>/", "GET"):
+        Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
     # Pages: login required (a Bearer header is not a login); members of any role; superusers see all.
     ("", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 200, 200), redirect=LOGIN),
     ("p/<slug:project_slug>/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
@@ -176,6 +187,7 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("p/<slug:project_slug>/settings/", "POST"): Row((302, 302, 302, 302, 302, 403, 403, 200, 403, 200), fmt="form",
                                                      body={"action": "token_create", "name": "from the page"},
                                                      redirect=LOGIN),
+    ("p/<slug:project_slug>/forget/", "GET"): Row((302, 302, 302, 302, 302, 403, 403, 200, 403, 200), redirect=LOGIN),
     ("p/<slug:project_slug>/review/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
 }
 
@@ -184,9 +196,11 @@ OPEN = "open"
 #   PRINCIPALS:             anonymous garbage revoked other_token token viewer curator admin outsider superuser
 WS_MATRIX: dict[str, tuple[int | str, ...]] = {
     "ws/sessions/<int:session_id>/": (4403, 4403, 4403, 4403, 4403, OPEN, OPEN, OPEN, 4403, OPEN),
+    # The forget page's job progress: the project's admins (logged in) and superusers.
+    "ws/projects/<slug:project_slug>/forget/": (4403, 4403, 4403, 4403, 4403, 4403, 4403, OPEN, 4403, OPEN),
 }
-# The same route for a session id nobody has: logged-in users learn it is unknown, others do not.
-WS_UNKNOWN_SESSION = (4403, 4403, 4403, 4403, 4403, 4404, 4404, 4404, 4404, 4404)
+# The same routes for a session or project nobody has: logged-in users learn it is unknown, others do not.
+WS_UNKNOWN = (4403, 4403, 4403, 4403, 4403, 4404, 4404, 4404, 4404, 4404)
 
 ALLOWED = range(200, 300)
 
@@ -382,6 +396,8 @@ def build_world(django_user_model) -> World:
     foreign["act_id"] = memory_update(project=other, actor="test", memory_id=louvre.pk, kind="event").act.pk
     foreign["entity_id"] = Entity.objects.filter(project=other).first().pk
     foreign["recall_id"] = memory_recall(project=other, actor="t", query=RecallQuery("Louvre")).trace.pk
+    foreign["job_id"] = ForgetJob.objects.create(project=other, actor="t", mode="soft", expect_memories=0,
+                                                 state="done").pk
 
     _, own_raw = token_issue(project=own)
     revoked, revoked_raw = token_issue(project=own, name="revoked")
@@ -401,6 +417,8 @@ def build_world(django_user_model) -> World:
     django_user_model.objects.create_user("authz-newcomer", password="a-long-password-1")
     values["user_id"] = joiner.pk
     values["token_id"] = token_issue(project=own, name="spare")[0].pk  # revoked by the matrix, nobody uses it
+    values["job_id"] = ForgetJob.objects.create(project=own, actor="t", mode="soft", expect_memories=0, state="done").pk
+    values["bund"] = len(forget_selection(own, ForgetFilter(text_contains="Bund"), mode="soft"))  # the dry run's count
 
     authorization = {"garbage": "Bearer garbage", "revoked": f"Bearer {revoked_raw}",
                      "other_token": f"Bearer {other_raw}", "token": f"Bearer {own_raw}"}
@@ -614,10 +632,11 @@ async def ws_outcome(application, path: str, headers: list[tuple[bytes, bytes]])
     if not connected:
         return f"refused {code}", []
     try:
-        # A refused watcher is closed right after the accept; an allowed one answers the catch-up.
+        # A refused watcher is closed right after the accept; an allowed one answers the catch-up (a session)
+        # or sends the jobs at once (the forget page).
         await communicator.send_json_to({"type": "catch_up", "after": 0})
         messages: list[dict] = []
-        while not messages or messages[-1].get("type") != "caught_up":
+        while not messages or messages[-1].get("type") not in ("caught_up", "jobs"):
             output = await communicator.receive_output(timeout=10)
             if output["type"] == "websocket.close":
                 return output.get("code"), messages
@@ -640,8 +659,8 @@ def test_websocket_matrix(django_user_model):
     async def run() -> None:
         try:
             for pattern, row in WS_MATRIX.items():
-                for values, expectations in ((world.values, row), ({**world.values, "session_id": unknown_id},
-                                                                   WS_UNKNOWN_SESSION)):
+                unknown = {**world.values, "session_id": unknown_id, "project_slug": "no-such-project"}
+                for values, expectations in ((world.values, row), (unknown, WS_UNKNOWN)):
                     path = fill_path(pattern, values)
                     for principal, expected in zip(PRINCIPALS, expectations, strict=True):
                         got, messages = await ws_outcome(application, path, ws_headers(world, principal))

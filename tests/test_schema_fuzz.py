@@ -28,6 +28,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from administration.models import ForgetJob
 from curation.services import memory_update
 from memory.engine.ingest import InteractionInput, interactions_accept
 from memory.engine.projects import project_create, session_create, token_issue
@@ -86,7 +87,9 @@ def callers(live_server_url) -> dict:
                             "interaction_id": accepted[0].interaction.pk, "memory_id": first.pk, "edge_id": edge.pk,
                             "act_id": act.pk, "entity_id": Entity.objects.filter(project=project).first().pk,
                             "recall_id": recalls[0], "other_id": recalls[1], "user_id": curator.pk,
-                            "token_id": token_issue(project=project, name="spare")[0].pk},
+                            "token_id": token_issue(project=project, name="spare")[0].pk,
+                            "job_id": ForgetJob.objects.create(project=project, actor="test", mode="soft",
+                                                               expect_memories=0, state="done").pk},
         "token": {"headers": {"Authorization": f"Bearer {token}"}, "cookies": {}},
         "curator": {"headers": {"X-CSRFToken": csrf},
                     "cookies": {"sessionid": browser.cookies["sessionid"].value, "csrftoken": csrf}},

@@ -255,9 +255,9 @@ def new_session(site: Site, title: str) -> int:
         return json.loads(response.read())["id"]
 
 
-def screenshot(page, name: str) -> None:
+def screenshot(page, name: str, *, full_page: bool = False) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page)
 
 
 def visible_memory_ids(page) -> list[int]:
