@@ -103,7 +103,7 @@ def test_hard_forget_leaves_no_trace_anywhere(project, agent_session, world):
     assert REDACTED in trace.context and REDACTED in {e["content"] for e in trace.ranking}
     assert Interaction.objects.count() == interactions_before  # scrubbed, not deleted
     assert Interaction.objects.filter(content=REDACTED).count() >= 3  # two sources + the other session's one
-    ops = list(GraphChange.objects.filter(actor="user:1").values_list("op", flat=True))
+    ops = list(GraphChange.objects.filter(actor="user:1").order_by("id").values_list("op", flat=True))
     assert ops.count("memory.deleted") == 4 and "entity.deleted" in ops and ops[-1] == "maintenance.forget"
     audit = GraphChange.objects.get(op="maintenance.forget")
     assert audit.after["params"]["filter"]["text_contains"] == REDACTED

@@ -90,19 +90,24 @@ def changes_deferred() -> Iterator[None]:
         _append(changes)
 
 
+APPEND_ROWS = 5000  # rows per statement: 10 parameters each, under PostgreSQL's 65,535 per statement
+
+
 def _append(changes: list[GraphChange]) -> None:
     """Append changes of one project (the lock is per project) and publish them after the commit."""
     project_id = changes[0].project_id
     if any(change.project_id != project_id for change in changes):
         raise ValueError("changes of several projects cannot be appended under one lock")
-    params: list[Any] = [LOCK_NAMESPACE, project_id]
-    for n, change in enumerate(changes):
-        params += [project_id, change.session_id, change.actor, change.op, change.object_type, change.object_id,
-                   None if change.before is None else Jsonb(change.before),
-                   None if change.after is None else Jsonb(change.after), change.created_at, n]
-    with connection.cursor() as cursor:
-        cursor.execute(_append_sql(len(changes)), params)
-        ids = sorted(row[0] for row in cursor.fetchall())
-    for change, change_id in zip(changes, ids, strict=True):
-        change.id = change_id
+    for start in range(0, len(changes), APPEND_ROWS):  # the lock is held to the commit: ids stay in order
+        chunk = changes[start:start + APPEND_ROWS]
+        params: list[Any] = [LOCK_NAMESPACE, project_id]
+        for n, change in enumerate(chunk):
+            params += [project_id, change.session_id, change.actor, change.op, change.object_type, change.object_id,
+                       None if change.before is None else Jsonb(change.before),
+                       None if change.after is None else Jsonb(change.after), change.created_at, n]
+        with connection.cursor() as cursor:
+            cursor.execute(_append_sql(len(chunk)), params)
+            ids = sorted(row[0] for row in cursor.fetchall())
+        for change, change_id in zip(chunk, ids, strict=True):
+            change.id = change_id
     events.publish_on_commit(changes)

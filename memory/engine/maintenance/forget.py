@@ -50,7 +50,7 @@ from ...models import (
     Relation,
 )
 from ...providers import get_embedder
-from ..changelog import change_record
+from ..changelog import change_record, changes_deferred
 from ..operations import Op
 from ..snapshots import edge_snapshot, memory_snapshot
 from .common import (
@@ -173,7 +173,8 @@ def forget_run(*, project: Project, actor: str, selection: ForgetFilter, mode: s
         if mode == "soft":
             _soft(project, actor, ids, report, progress)
         else:
-            _Hard(project, actor, report, progress, embed=not dry_run).run(ids)
+            with changes_deferred():  # tens of thousands of deletions: appended in a few statements
+                _Hard(project, actor, report, progress, embed=not dry_run).run(ids)
         audit_record(project, actor, report, {"mode": mode, "filter": selection.audit_json()})
     return report
 
@@ -266,7 +267,8 @@ class _Hard:
 
     def _affected_summaries(self) -> list[Memory]:
         derived = Q(in_edges__relation=Relation.SUMMARIZES, in_edges__source_id__in=self.doomed)
-        quoting = Q(pk__in=ids_matching(Memory._meta.db_table, self.project, ("content",), (), self.needles))
+        quoting = Q(pk__in=ids_matching(Memory._meta.db_table, self.project, ("content",), (), self.needles,
+                                        where=f"kind = '{MemoryKind.SUMMARY.value}'"))
         queryset = Memory.objects.filter(project=self.project, kind=MemoryKind.SUMMARY).exclude(pk__in=self.doomed)
         return list(queryset.filter(derived | quoting).exclude(pk__in=self.rewritten).distinct().order_by("id"))
 

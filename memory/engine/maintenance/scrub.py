@@ -6,22 +6,25 @@ The needles are the forgotten texts:
   caught too; replaced wherever they occur;
 - the names of entities that only forgotten memories mentioned (the person, the address...),
   replaced as whole words (any case), e.g. in the query of a recall that asked about them.
-Rows are found in SQL (`ILIKE ANY`, over the JSON text for JSON columns: a superset) and rewritten
-in Python, string by string, with the marker REDACTED.
+A hard forget of thousands of memories has tens of thousands of needles: rows are read once and
+searched in Python with an Aho-Corasick automaton (all needles in one pass over each string, any
+case: a superset), and the strings that hold one are rewritten with the marker REDACTED; changed
+rows are written back in batches.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import ahocorasick
 from django.db import connection
 from django.db.models import Q
 
-from ...models import GraphChange, Interaction, Project, RecallTrace
+from ...models import GraphChange, Interaction, Memory, Project, RecallTrace
 from ..cues import information_length
 from .common import REDACTED
 from .extractive import split_sentences
@@ -33,10 +36,21 @@ MEMORY_DERIVED_FIELDS = ("dimensions",)  # entities, values and keywords extract
 INTERACTION_FIELDS = ("content", "metadata", "reason")
 
 
+def _automaton(words: Iterable[tuple[str, str]]) -> ahocorasick.Automaton | None:
+    automaton = ahocorasick.Automaton()
+    for key, value in words:
+        automaton.add_word(key, value)
+    if len(automaton) == 0:
+        return None
+    automaton.make_automaton()
+    return automaton
+
+
 @dataclass
 class Needles:
     texts: list[str] = field(default_factory=list)  # replaced as they are
     names: list[str] = field(default_factory=list)  # replaced as whole words, any case
+    _index: tuple | None = field(default=None, repr=False, compare=False)
 
     def add_texts(self, texts: Iterable[str], *, sentences: bool = True) -> None:
         """Whole texts and (optionally) their specific sentences, longest first (so a sentence
@@ -48,10 +62,12 @@ class Needles:
                 if sentences:
                     found.update(s for s in split_sentences(text) if information_length(s) >= MIN_SENTENCE_NEEDLE)
         self.texts = sorted(found, key=lambda n: (-len(n), n))
+        self._index = None
 
     def add_names(self, names: Iterable[str]) -> None:
         found = set(self.names) | {n.strip() for n in names if n and information_length(n.strip()) >= MIN_NAME_NEEDLE}
         self.names = sorted(found, key=lambda n: (-len(n), n))
+        self._index = None
 
     def __bool__(self) -> bool:
         return bool(self.texts or self.names)
@@ -59,17 +75,30 @@ class Needles:
     def everything(self) -> list[str]:
         return self.texts + self.names
 
-    def redact(self, text: str) -> str:
-        for needle in self.texts:
-            if needle in text:
-                text = text.replace(needle, REDACTED)
-        if self.names:
-            text = self._names_pattern().sub(REDACTED, text)
-        return text
+    def _built(self) -> tuple:
+        """(texts as they are, everything folded to lower case, the names' pattern), built once per change."""
+        if self._index is None:
+            exact = _automaton((t, t) for t in self.texts)
+            folded = _automaton((n.lower(), n) for n in self.everything() if n.lower())
+            parts = [rf"(?<!\w){re.escape(n)}(?!\w)" if n.isascii() else re.escape(n) for n in self.names]
+            self._index = (exact, folded, re.compile("|".join(parts), re.IGNORECASE) if parts else None)
+        return self._index
 
-    def _names_pattern(self) -> re.Pattern[str]:
-        parts = [rf"(?<!\w){re.escape(n)}(?!\w)" if n.isascii() else re.escape(n) for n in self.names]
-        return re.compile("|".join(parts), re.IGNORECASE)
+    def found_in(self, text: str) -> bool:
+        """Whether the text may hold a needle (any case: a superset of what `redact` replaces)."""
+        folded = self._built()[1]
+        return bool(text) and folded is not None and next(folded.iter(text.lower()), None) is not None
+
+    def redact(self, text: str) -> str:
+        if not text:
+            return text
+        exact, _, names = self._built()
+        if exact is not None:
+            for needle in sorted({n for _, n in exact.iter(text)}, key=lambda n: (-len(n), n)):
+                text = text.replace(needle, REDACTED)
+        if names is not None and self.found_in(text):
+            text = names.sub(REDACTED, text)
+        return text
 
 
 def redact_json(value: Any, needles: Needles) -> Any:
@@ -91,17 +120,41 @@ def like_patterns(needles: list[str], *, as_json: bool = False) -> list[str]:
     return patterns
 
 
+READ_BATCH = 2000
+WRITE_BATCH = 500
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+
+
 def ids_matching(table: str, project: Project, text_columns: tuple[str, ...], json_columns: tuple[str, ...],
-                 needles: Needles) -> list[int]:
-    """Ids of the project's rows in `table` where any column may hold any needle (one scan)."""
+                 needles: Needles, *, where: str = "") -> list[int]:
+    """Ids of the project's rows in `table` where any column may hold any needle: the rows (narrowed by
+    `where`, an SQL condition) are read in batches and searched in Python, all needles at once."""
     if not needles:
         return []
-    raw, escaped = like_patterns(needles.everything()), like_patterns(needles.everything(), as_json=True)
-    tests = [f"{c} ILIKE ANY(%s)" for c in text_columns] + [f"{c}::text ILIKE ANY(%s)" for c in json_columns]
-    params: list[Any] = [project.pk] + [raw] * len(text_columns) + [escaped] * len(json_columns)
+    columns = ", ".join(("id", *text_columns, *json_columns))
+    found = []
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id FROM {table} WHERE project_id = %s AND ({' OR '.join(tests)})", params)
-        return [row[0] for row in cursor.fetchall()]
+        cursor.execute(f"SELECT {columns} FROM {table} WHERE project_id = %s {f'AND ({where})' if where else ''}",
+                       [project.pk])
+        while rows := cursor.fetchmany(READ_BATCH):
+            for row in rows:
+                texts = row[1:1 + len(text_columns)]
+                jsons = row[1 + len(text_columns):]
+                jsons = [json.loads(v) if isinstance(v, str) else v for v in jsons]  # raw or decoded jsonb
+                if any(needles.found_in(t) for t in texts if t) or any(
+                        needles.found_in(s) for value in jsons for s in _strings(value)):
+                    found.append(row[0])
+    return found
 
 
 def traces_scrub(project: Project, needles: Needles, *, reached: set[int] = frozenset()) -> int:
@@ -116,7 +169,7 @@ def traces_scrub(project: Project, needles: Needles, *, reached: set[int] = froz
         Q(touched_ids__overlap=list(reached)) | Q(returned_ids__overlap=list(reached))).values_list("id", flat=True)) \
         if reached else set()
     candidates = reaching | set(ids_matching(RecallTrace._meta.db_table, project, texts, jsons, needles))
-    changed = 0
+    changed = []
     for trace in RecallTrace.objects.filter(pk__in=candidates).order_by("id"):
         values = {name: redact_json(getattr(trace, name), needles) for name in columns}
         if trace.pk in reaching:
@@ -128,9 +181,9 @@ def traces_scrub(project: Project, needles: Needles, *, reached: set[int] = froz
         if any(values[name] != getattr(trace, name) for name in columns):
             for name, value in values.items():
                 setattr(trace, name, value)
-            trace.save(update_fields=list(columns))
-            changed += 1
-    return changed
+            changed.append(trace)
+    RecallTrace.objects.bulk_update(changed, list(columns), batch_size=WRITE_BATCH)
+    return len(changed)
 
 
 def _blank_fields(snapshot: Any, content: tuple[str, ...], derived: tuple[str, ...] = ()) -> Any:
@@ -167,7 +220,7 @@ def changes_scrub(project: Project, needles: Needles, *, memory_ids: set[int], e
     matching = ids_matching(GraphChange._meta.db_table, project, (), ("before", "after"), needles)
     for change in GraphChange.objects.filter(pk__in=matching):
         rows.setdefault(change.pk, change)
-    changed = 0
+    changed = []
     for change in rows.values():
         before, after = change.before, change.after
         if change.pk in blank:
@@ -175,18 +228,20 @@ def changes_scrub(project: Project, needles: Needles, *, memory_ids: set[int], e
         before, after = redact_json(before, needles), redact_json(after, needles)
         if (before, after) != (change.before, change.after):
             change.before, change.after = before, after
-            change.save(update_fields=["before", "after"])
-            changed += 1
-    return changed
+            changed.append(change)
+    GraphChange.objects.bulk_update(changed, ["before", "after"], batch_size=WRITE_BATCH)
+    return len(changed)
 
 
 def interactions_scrub(project: Project, needles: Needles, *, whole_ids: set[int]) -> dict[int, int]:
     """Source interactions of forgotten memories lose their content and metadata; other interactions
     that back no memory lose the forgotten text they repeat. Interactions backing a surviving memory
     are left alone (that memory still holds what they say). Returns {interaction id: session id}."""
-    candidates = set(whole_ids) | set(ids_matching(Interaction._meta.db_table, project, ("content", "reason"),
-                                                   ("metadata", "scores"), needles))
-    changed = {}
+    table, sources = Interaction._meta.db_table, Memory.sources.through._meta.db_table
+    backing_none = f"NOT EXISTS (SELECT 1 FROM {sources} s WHERE s.interaction_id = {table}.id)"
+    candidates = set(whole_ids) | set(ids_matching(table, project, ("content", "reason"), ("metadata", "scores"),
+                                                   needles, where=backing_none))
+    changed, rows = {}, []
     for interaction in Interaction.objects.filter(pk__in=candidates, memories__isnull=True).order_by("id"):
         values = {"content": needles.redact(interaction.content), "reason": needles.redact(interaction.reason),
                   "metadata": redact_json(interaction.metadata, needles),
@@ -196,6 +251,7 @@ def interactions_scrub(project: Project, needles: Needles, *, whole_ids: set[int
         if any(values[name] != getattr(interaction, name) for name in values):
             for name, value in values.items():
                 setattr(interaction, name, value)
-            interaction.save(update_fields=list(values))
+            rows.append(interaction)
             changed[interaction.pk] = interaction.session_id
+    Interaction.objects.bulk_update(rows, ["content", "reason", "metadata", "scores"], batch_size=WRITE_BATCH)
     return changed
