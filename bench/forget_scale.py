@@ -16,6 +16,7 @@ import argparse
 import json
 import random
 import time
+from collections import Counter
 
 import numpy as np
 
@@ -107,7 +108,9 @@ def run(total: int = 20_000, forget: int = 10_000) -> dict:
         "change_rows_before": changes, "build_s": build_s, "forget_s": forget_s, "target_s": TARGET_SECONDS,
         "met": forget_s <= TARGET_SECONDS, "counts": report.counts, "distinctive_strings_s": strings_s,
         "vacuum_s": vacuum_s, "scan_s": scan_s, "scan": {"strings": scan.strings, "tables": scan.tables,
-                                                            "residues": len(scan.residues)},
+                                                            "residues": len(scan.residues),
+                                                            "where": dict(Counter(f"{r['table']}.{r['column']}"
+                                                                                  for r in scan.residues))},
         "remaining_memories": Memory.objects.filter(project=project).count(),
     }
     recall_scale.project_delete(SLUG)

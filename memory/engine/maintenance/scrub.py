@@ -50,6 +50,9 @@ def _automaton(words: Iterable[tuple[str, str]]) -> ahocorasick.Automaton | None
 class Needles:
     texts: list[str] = field(default_factory=list)  # replaced as they are
     names: list[str] = field(default_factory=list)  # replaced as whole words, any case
+    # Short whole texts ("ok", "look at it"): replaced only where they are a whole string, since inside
+    # other text they are everyone's words ("lo[forgotten]ing").
+    whole: set[str] = field(default_factory=set)
     _index: tuple | None = field(default=None, repr=False, compare=False)
 
     def add_texts(self, texts: Iterable[str], *, sentences: bool = True) -> None:
@@ -57,10 +60,14 @@ class Needles:
         never splits a longer needle it is part of)."""
         found = set(self.texts)
         for text in texts:
-            if text and text.strip():
-                found.update({text, text.strip()})
-                if sentences:
-                    found.update(s for s in split_sentences(text) if information_length(s) >= MIN_SENTENCE_NEEDLE)
+            if not (text and text.strip()):
+                continue
+            if information_length(text.strip()) < MIN_SENTENCE_NEEDLE:
+                self.whole.add(text.strip())
+                continue
+            found.update({text, text.strip()})
+            if sentences:
+                found.update(s for s in split_sentences(text) if information_length(s) >= MIN_SENTENCE_NEEDLE)
         self.texts = sorted(found, key=lambda n: (-len(n), n))
         self._index = None
 
@@ -70,28 +77,29 @@ class Needles:
         self._index = None
 
     def __bool__(self) -> bool:
-        return bool(self.texts or self.names)
-
-    def everything(self) -> list[str]:
-        return self.texts + self.names
+        return bool(self.texts or self.names or self.whole)
 
     def _built(self) -> tuple:
         """(texts as they are, everything folded to lower case, the names' pattern), built once per change."""
         if self._index is None:
             exact = _automaton((t, t) for t in self.texts)
-            folded = _automaton((n.lower(), n) for n in self.everything() if n.lower())
+            folded = _automaton((n.lower(), n) for n in self.texts + self.names if n.lower())
             parts = [rf"(?<!\w){re.escape(n)}(?!\w)" if n.isascii() else re.escape(n) for n in self.names]
             self._index = (exact, folded, re.compile("|".join(parts), re.IGNORECASE) if parts else None)
         return self._index
 
     def found_in(self, text: str) -> bool:
         """Whether the text may hold a needle (any case: a superset of what `redact` replaces)."""
+        if not text:
+            return False
         folded = self._built()[1]
-        return bool(text) and folded is not None and next(folded.iter(text.lower()), None) is not None
+        return text.strip() in self.whole or (folded is not None and next(folded.iter(text.lower()), None) is not None)
 
     def redact(self, text: str) -> str:
         if not text:
             return text
+        if text.strip() in self.whole:
+            return REDACTED
         exact, _, names = self._built()
         if exact is not None:
             for needle in sorted({n for _, n in exact.iter(text)}, key=lambda n: (-len(n), n)):
@@ -121,18 +129,32 @@ def like_patterns(needles: list[str], *, as_json: bool = False) -> list[str]:
 
 
 READ_BATCH = 2000
-WRITE_BATCH = 500
+def rows_update(model: type, fields: list[str], objects: list) -> None:
+    """Write these fields of the objects back, one pipelined UPDATE per row (Django's bulk_update builds
+    a CASE per field and row, which costs more than the writes)."""
+    if not objects:
+        return
+    columns = [model._meta.get_field(name) for name in fields]
+    sql = (f"UPDATE {model._meta.db_table} SET {', '.join(f'{c.column} = %s' for c in columns)} "
+           f"WHERE {model._meta.pk.column} = %s")
+    rows = [[c.get_db_prep_value(getattr(obj, c.attname), connection) for c in columns] + [obj.pk] for obj in objects]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
 
 
-def _strings(value: Any) -> Iterator[str]:
+def strings_in(value: Any, *, as_json: bool = False) -> Iterator[str]:
+    """Every string a column value holds: a text as it is; for JSON (read as its text, as Django's
+    cursor returns it) the string values, not the keys."""
+    if as_json and isinstance(value, str):
+        value = json.loads(value)
     if isinstance(value, str):
         yield value
     elif isinstance(value, list):
         for item in value:
-            yield from _strings(item)
+            yield from strings_in(item)
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _strings(item)
+            yield from strings_in(item)
 
 
 def ids_matching(table: str, project: Project, text_columns: tuple[str, ...], json_columns: tuple[str, ...],
@@ -150,9 +172,8 @@ def ids_matching(table: str, project: Project, text_columns: tuple[str, ...], js
             for row in rows:
                 texts = row[1:1 + len(text_columns)]
                 jsons = row[1 + len(text_columns):]
-                jsons = [json.loads(v) if isinstance(v, str) else v for v in jsons]  # raw or decoded jsonb
                 if any(needles.found_in(t) for t in texts if t) or any(
-                        needles.found_in(s) for value in jsons for s in _strings(value)):
+                        needles.found_in(s) for value in jsons for s in strings_in(value, as_json=True)):
                     found.append(row[0])
     return found
 
@@ -182,7 +203,7 @@ def traces_scrub(project: Project, needles: Needles, *, reached: set[int] = froz
             for name, value in values.items():
                 setattr(trace, name, value)
             changed.append(trace)
-    RecallTrace.objects.bulk_update(changed, list(columns), batch_size=WRITE_BATCH)
+    rows_update(RecallTrace, list(columns), changed)
     return len(changed)
 
 
@@ -229,7 +250,7 @@ def changes_scrub(project: Project, needles: Needles, *, memory_ids: set[int], e
         if (before, after) != (change.before, change.after):
             change.before, change.after = before, after
             changed.append(change)
-    GraphChange.objects.bulk_update(changed, ["before", "after"], batch_size=WRITE_BATCH)
+    rows_update(GraphChange, ["before", "after"], changed)
     return len(changed)
 
 
@@ -253,5 +274,5 @@ def interactions_scrub(project: Project, needles: Needles, *, whole_ids: set[int
                 setattr(interaction, name, value)
             rows.append(interaction)
             changed[interaction.pk] = interaction.session_id
-    Interaction.objects.bulk_update(rows, ["content", "reason", "metadata", "scores"], batch_size=WRITE_BATCH)
+    rows_update(Interaction, ["content", "reason", "metadata", "scores"], rows)
     return changed

@@ -1,26 +1,32 @@
 """After a hard forget: does any text of what was forgotten remain anywhere? (docs/maintenance.md)
 
-Before the forget, `distinctive_strings` picks, per forgotten memory, its longest words that nothing
-else of the project says (no other memory, no session title or task) and the codes it holds (phone
-numbers, "ZX-4471"): a word the project still uses elsewhere proves nothing when it is found.
-After it, `residues_scan` looks for each of them, case-insensitively, in every text, array and JSON
-column of every table that holds rows of the project (the models of memory, curation and
-administration, scoped through their path to the project) and lists where one is found: table,
-column and row id, never the string itself (the list would be a residue of its own).
+Before the forget, `distinctive_strings` picks, per forgotten memory, its longest words and the codes
+it holds (phone numbers, "ZX-4471"), and keeps those that nothing else of the project holds: not the
+other memories (text, search text, dimensions), not the entities they mention, not a session's title
+or task, not a word of the engine's own vocabulary ("conditional" is also a relation). A word the
+project still uses elsewhere proves nothing when it is found.
+After it, `residues_scan` reads every text, array and JSON column of every table that holds rows of
+the project (the models of memory, curation and administration, scoped through their path to the
+project) and looks for them in every string (JSON values, not keys), case-insensitively: English
+words as whole words ("parser" is not found in "configparser"), Chinese words and codes anywhere.
+It lists where one is found: table, column and row id, never the string itself (the list would be
+a residue of its own).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import ahocorasick
 from django.apps import apps
 from django.contrib.postgres.fields import ArrayField
 from django.db import connection, models
 
-from ...models import AgentSession, Memory, MemoryKind, Project
+from ...models import AgentSession, Entity, EntityMention, Memory, MemoryKind, Project
 from ..telling import memory_terms
-from .scrub import like_patterns
+from .scrub import READ_BATCH, strings_in
 
 SCANNED_APPS = ("memory", "curation", "administration")
 PER_MEMORY = 3  # strings per forgotten memory: enough to find a fragment, few enough to scan fast
@@ -60,26 +66,41 @@ def _candidates(text: str) -> list[str]:
 
 
 def distinctive_strings(project: Project, memory_ids: set[int]) -> list[str]:
-    """Strings of the memories about to be forgotten that no other memory of the project holds."""
+    """Strings of the memories about to be forgotten that nothing else of the project holds: not the
+    other memories (their text, search text and dimensions, summaries aside: the cascade rewrites
+    those), not the names of entities that stay, not a session's title or task. Found the way the
+    scan will look for them, so whatever the scan finds later was not there for another reason."""
     picked: list[str] = []
     for content in Memory.objects.filter(pk__in=memory_ids).order_by("id").values_list("content", flat=True):
         picked.extend(_candidates(content)[:PER_MEMORY])
     picked = list(dict.fromkeys(picked))[:MAX_STRINGS]
     if not picked:
         return []
+    finder = _Finder(picked)
     others = Memory.objects.filter(project=project).exclude(kind=MemoryKind.SUMMARY).exclude(pk__in=memory_ids)
-    sql, params = others.values("id").query.sql_with_params()
-    with connection.cursor() as cursor:
-        # Words through the full-text index; codes ("zx-4471") by their text: the index splits them.
-        cursor.execute(
-            f"SELECT s FROM unnest(%s::text[]) AS s WHERE NOT EXISTS (SELECT 1 FROM {Memory._meta.db_table} m "
-            f"WHERE m.id IN ({sql}) AND (CASE WHEN s ~ '[0-9]' THEN m.content ILIKE '%%' || s || '%%' "
-            "ELSE m.search_vector @@ plainto_tsquery('simple', s) END))",
-            [picked, *params])
-        unique = {row[0] for row in cursor.fetchall()}
-    labels = " ".join(f"{t} {k}" for t, k in AgentSession.objects.filter(project=project)
-                      .values_list("title", "task")).lower()
-    return [s for s in picked if s in unique and s not in labels]
+    elsewhere: set[str] = set()
+    for row in others.values_list("content", "search_text", "dimensions").iterator(chunk_size=READ_BATCH):
+        for value in row:
+            for text in strings_in(value):
+                elsewhere |= finder.matches(text)
+    by_doomed = set(EntityMention.objects.filter(memory_id__in=memory_ids).values_list("entity_id", flat=True))
+    by_others = set(EntityMention.objects.filter(memory__in=others, entity_id__in=by_doomed)
+                    .values_list("entity_id", flat=True))
+    names = Entity.objects.filter(project=project).exclude(pk__in=by_doomed - by_others).values_list("name", "aliases")
+    sessions = AgentSession.objects.filter(project=project).values_list("title", "task")
+    for row in (*names, *sessions):
+        for text in strings_in(list(row)):
+            elsewhere |= finder.matches(text)
+    vocabulary = _engine_vocabulary()
+    return [s for s in picked if s not in elsewhere and s not in vocabulary]
+
+
+def _engine_vocabulary() -> set[str]:
+    """The choice values of the scanned models (kinds, relations, statuses, roles…): the engine writes
+    them into rows of its own ("relation": "conditional"), whatever was forgotten."""
+    values = {str(value).lower() for model in apps.get_models() if model._meta.app_label in SCANNED_APPS
+              for f in model._meta.concrete_fields for value, _ in (f.choices or [])}
+    return values | {word for value in values for word in re.split(r"[^a-z0-9]+", value) if word}
 
 
 def _project_path(model: type[models.Model]) -> str | None:
@@ -115,23 +136,54 @@ def scan_targets() -> list[Target]:
     return sorted(targets, key=lambda t: t.table)
 
 
+class _Finder:
+    """The strings, found in one pass per text: English words as whole words, the rest anywhere."""
+
+    def __init__(self, strings: list[str]) -> None:
+        self.automaton = ahocorasick.Automaton()
+        for text in strings:
+            self.automaton.add_word(text, text)
+        self.automaton.make_automaton()
+
+    def _hits(self, text: str) -> Iterator[str]:
+        lowered = text.lower()
+        for end, needle in self.automaton.iter(lowered):
+            start = end - len(needle) + 1
+            if not needle.isascii() or CODE_RE.fullmatch(needle) or (
+                    not _wordy(lowered, start - 1) and not _wordy(lowered, end + 1)):
+                yield needle
+
+    def found(self, text: str) -> bool:
+        return next(self._hits(text), None) is not None
+
+    def matches(self, text: str) -> set[str]:
+        return set(self._hits(text))
+
+
+def _wordy(text: str, at: int) -> bool:
+    return 0 <= at < len(text) and (text[at].isalnum() or text[at] == "_")
+
+
+def _rows(target: Target, project: Project) -> Iterator[tuple]:
+    columns = ", ".join((target.pk, *target.text_columns, *target.json_columns))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {columns} FROM {target.table} WHERE {target.scope_sql} ORDER BY {target.pk}",
+                       [project.pk])
+        while rows := cursor.fetchmany(READ_BATCH):
+            yield from rows
+
+
 def residues_scan(project: Project, strings: list[str]) -> ScanResult:
-    """Where the strings are still found in the project's rows (one statement per table)."""
+    """Where the strings are still found in the project's rows (each table read once)."""
     targets = scan_targets()
     result = ScanResult(strings=len(strings), tables=len(targets))
     if not strings:
         return result
-    raw, escaped = like_patterns(strings), like_patterns(strings, as_json=True)
-    with connection.cursor() as cursor:
-        for target in targets:
-            tests = [(c, f"{c}::text ILIKE ANY(%s)", raw) for c in target.text_columns]
-            tests += [(c, f"{c}::text ILIKE ANY(%s)", escaped) for c in target.json_columns]
-            flags = ", ".join(test for _, test, _ in tests)
-            cursor.execute(
-                f"SELECT {target.pk}, {flags} FROM {target.table} WHERE {target.scope_sql} "
-                f"AND ({' OR '.join(test for _, test, _ in tests)}) ORDER BY {target.pk}",
-                [p for _, _, p in tests] + [project.pk] + [p for _, _, p in tests])
-            for row in cursor.fetchall():
-                result.residues.extend({"table": target.table, "column": column, "row": row[0]}
-                                       for (column, _, _), hit in zip(tests, row[1:], strict=True) if hit)
+    finder = _Finder(strings)
+    for target in targets:
+        columns = [(c, False) for c in target.text_columns] + [(c, True) for c in target.json_columns]
+        for row in _rows(target, project):
+            for (column, as_json), value in zip(columns, row[1:], strict=True):
+                if value is not None and any(finder.found(text) for text in strings_in(value, as_json=as_json)):
+                    result.residues.append({"table": target.table, "column": column, "row": row[0]})
     return result
