@@ -24,7 +24,8 @@ from . import setup_django
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "var" / "bench" / "results.json"
-SECTIONS = ("embedding", "ann", "accept", "ingest", "recall", "web")  # in this order: recall leaves a big index
+# In this order: recall leaves a big index behind.
+SECTIONS = ("embedding", "ann", "accept", "ingest", "forget", "recall", "web")
 WEB_TARGET_S = 3.0
 RECALL_TARGET_MS = 25.0
 INGEST_TARGET_PER_S = 50.0
@@ -82,7 +83,7 @@ REPLAY_TARGET_S = 1.0
 
 
 def run_section(name: str, quick: bool) -> dict:
-    from . import accept_latency, embedding, hnsw_recall, ingest_throughput, recall_scale, web_interactive
+    from . import accept_latency, embedding, forget_scale, hnsw_recall, ingest_throughput, recall_scale, web_interactive
 
     if name == "embedding":
         return embedding.run()
@@ -92,6 +93,8 @@ def run_section(name: str, quick: bool) -> dict:
         return accept_latency.run(requests=200 if quick else 1000)
     if name == "ingest":
         return ingest_throughput.run(count=200 if quick else 1000, profile_count=50 if quick else 100)
+    if name == "forget":
+        return forget_scale.run(total=4000 if quick else 20_000, forget=2000 if quick else 10_000)
     if name == "web":
         return web_interactive.run(sizes=(1000, 5000) if quick else web_interactive.SIZES, repeats=3,
                                    events=20 if quick else 60)
@@ -159,12 +162,13 @@ def write_report(sections: dict, pg: str, pgvector: str, today: str) -> None:
         "",
         f"Measured {today} on {machine()}; {pg}, pgvector {pgvector} (embedded pgserver); commit "
         f"{commit.strip() or 'unknown'}{' with local changes' if dirty else ''}. Regenerate with `make bench` "
-        "(`python -m bench.run_all --quick` or `--only recall|ingest|ann|embedding|accept` while developing).",
+        "(`python -m bench.run_all --quick` or `--only recall|ingest|forget|ann|embedding|accept|web` while "
+        "developing).",
         "",
     ]
     writers = {"embedding": _embedding, "ann": _ann, "accept": _accept, "ingest": _ingest, "recall": _recall,
-               "web": _web}
-    for name in ("embedding", "ann", "accept", "recall", "ingest", "web"):
+               "web": _web, "forget": _forget}
+    for name in ("embedding", "ann", "accept", "recall", "ingest", "forget", "web"):
         if name in sections:
             lines += writers[name](sections[name]["data"], _note(sections[name], today))
     (ROOT / "docs" / "benchmarks.md").write_text("\n".join(lines))
@@ -258,6 +262,29 @@ def _accept(acc: dict, note: str) -> list[str]:
         f"- p50 **{acc['p50_ms']} ms**, p95 **{acc['p95_ms']} ms**, p99 {acc['p99_ms']} ms "
         "(one interaction per request, token auth, row + change log + queued job in one transaction,",
         "committed with fsync; one uvicorn process; the client waits for each answer before the next request)",
+        "",
+    ]
+
+
+def _forget(run: dict, note: str) -> list[str]:
+    counts = run["counts"]
+    scan = run["scan"]
+    where = ", ".join(f"{k} {v}" for k, v in sorted(scan.get("where", {}).items())) or "none"
+    return [
+        f"## Hard forget at scale ({run['forgotten_memories']:,} of {run['total_memories']:,} memories){note}", "",
+        *para("One project built like the recall one (`bench/forget_scale.py`), plus a change-log row per memory",
+              "and 200 stored recalls that returned memories of both halves; whole sessions holding",
+              f"{run['forgotten_memories']:,} memories are forgotten in one hard forget (one transaction), as the",
+              "forget job runs it."),
+        f"- the cascade: **{run['forget_s']} s** (target ≤ {run['target_s']:g} s: {_verdict(run['met'])}): "
+        f"{counts.get('deleted', 0):,} memories, {counts.get('edges', 0):,} edges, {counts.get('mentions', 0):,} "
+        f"mentions, {counts.get('embeddings', 0):,} vectors deleted; {counts.get('interactions_redacted', 0):,} "
+        f"interactions emptied, {counts.get('traces_scrubbed', 0):,} recall traces and "
+        f"{counts.get('changes_scrubbed', 0):,} change-log rows rewritten",
+        f"- the job's other steps, timed apart: picking the distinctive strings {run['distinctive_strings_s']} s, "
+        f"VACUUM (ANALYZE) of the touched tables {run['vacuum_s']} s, the verification scan {run['scan_s']} s",
+        f"- the scan: {scan['strings']} distinctive strings looked for in {scan['tables']} tables: "
+        f"**{scan['residues']} residues** ({where})",
         "",
     ]
 

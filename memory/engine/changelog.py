@@ -27,19 +27,20 @@ from .operations import ENGINE_ACTOR, Op  # noqa: F401 - ENGINE_ACTOR is importe
 
 LOCK_NAMESPACE = 0x4357  # "CW": keeps our advisory locks apart from other users of the database
 COLUMNS = "project_id, session_id, actor, op, object_type, object_id, before, after, created_at"
-ROW = ("(%s::bigint, %s::bigint, %s::text, %s::text, %s::text, %s::bigint, %s::jsonb, %s::jsonb, "
-       "%s::timestamptz, %s::int)")
+ARRAY_TYPES = "bigint[], bigint[], text[], text[], text[], bigint[], jsonb[], jsonb[], timestamptz[]"
 
 
-def _append_sql(rows: int) -> str:
+def _append_sql() -> str:
     """Lock and append in one round trip: the lock is taken in FROM, before any row (and id) is made.
 
-    Rows are inserted in their given order (ORDER BY n), so their ids ascend in that order.
+    The rows come as one array per column (a short statement whatever the number of rows, parsed once)
+    and are inserted in their given order (WITH ORDINALITY … ORDER BY n), so their ids ascend in it.
     """
+    arrays = ", ".join(f"%s::{kind}" for kind in ARRAY_TYPES.split(", "))
     return (
         f"INSERT INTO {GraphChange._meta.db_table} ({COLUMNS}) "
         f"SELECT {COLUMNS} FROM (SELECT pg_advisory_xact_lock(%s, %s)) AS lock, "
-        f"(VALUES {', '.join([ROW] * rows)}) AS v ({COLUMNS}, n) ORDER BY n RETURNING id"
+        f"unnest({arrays}) WITH ORDINALITY AS v ({COLUMNS}, n) ORDER BY n RETURNING id"
     )
 
 
@@ -90,7 +91,7 @@ def changes_deferred() -> Iterator[None]:
         _append(changes)
 
 
-APPEND_ROWS = 5000  # rows per statement: 10 parameters each, under PostgreSQL's 65,535 per statement
+APPEND_ROWS = 10_000  # rows per statement (one array per column), so a huge forget still sends bounded messages
 
 
 def _append(changes: list[GraphChange]) -> None:
@@ -100,13 +101,12 @@ def _append(changes: list[GraphChange]) -> None:
         raise ValueError("changes of several projects cannot be appended under one lock")
     for start in range(0, len(changes), APPEND_ROWS):  # the lock is held to the commit: ids stay in order
         chunk = changes[start:start + APPEND_ROWS]
-        params: list[Any] = [LOCK_NAMESPACE, project_id]
-        for n, change in enumerate(chunk):
-            params += [project_id, change.session_id, change.actor, change.op, change.object_type, change.object_id,
-                       None if change.before is None else Jsonb(change.before),
-                       None if change.after is None else Jsonb(change.after), change.created_at, n]
+        columns = [[project_id] * len(chunk), [c.session_id for c in chunk], [c.actor for c in chunk],
+                   [str(c.op) for c in chunk], [c.object_type for c in chunk], [c.object_id for c in chunk],
+                   [None if c.before is None else Jsonb(c.before) for c in chunk],
+                   [None if c.after is None else Jsonb(c.after) for c in chunk], [c.created_at for c in chunk]]
         with connection.cursor() as cursor:
-            cursor.execute(_append_sql(len(chunk)), params)
+            cursor.execute(_append_sql(), [LOCK_NAMESPACE, project_id, *columns])
             ids = sorted(row[0] for row in cursor.fetchall())
         for change, change_id in zip(chunk, ids, strict=True):
             change.id = change_id
