@@ -53,7 +53,7 @@ from ...models import (
 from ...providers import get_embedder
 from ..changelog import change_record, changes_deferred
 from ..operations import Op
-from ..snapshots import edge_snapshot, memory_snapshot
+from ..snapshots import edge_snapshots, memory_snapshot
 from .common import (
     REDACTED,
     JobReport,
@@ -306,14 +306,15 @@ class _Hard:
                       op=Op.MEMORY_UPDATED, object_type="memory", object_id=summary.pk, before=before, after=after)
 
     def _edges_delete(self) -> set[int]:
-        edges = list(Edge.objects.filter(Q(source_id__in=self.doomed) | Q(target_id__in=self.doomed)).order_by("id"))
+        edges = edge_snapshots(Edge.objects.filter(Q(source_id__in=self.doomed) | Q(target_id__in=self.doomed))
+                               .order_by("id"))
         for edge in edges:
-            before = {**edge_snapshot(edge), "rationale": REDACTED}
-            change_record(project=self.project, session=self._session(edge.session_id), actor=self.actor,
-                          op=Op.EDGE_DELETED, object_type="edge", object_id=edge.pk, before=before)
-        _rows_delete(Edge, "id", [e.pk for e in edges])
+            change_record(project=self.project, session=self._session(edge["session_id"]), actor=self.actor,
+                          op=Op.EDGE_DELETED, object_type="edge", object_id=edge["id"],
+                          before={**edge, "rationale": REDACTED})
+        _rows_delete(Edge, "id", [e["id"] for e in edges])
         self.report.counts["edges"] = len(edges)
-        return {e.pk for e in edges}
+        return {e["id"] for e in edges}
 
     def _memories_delete(self) -> None:
         memories = list(Memory.objects.filter(pk__in=self.doomed).only("id", "session_id", "kind", "status")

@@ -18,6 +18,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import ahocorasick
@@ -230,16 +231,22 @@ def changes_scrub(project: Project, needles: Needles, *, memory_ids: set[int], e
     before this forget) is replaced whole, and any occurrence of forgotten text anywhere in
     before/after is replaced in place. Ids stay. Returns how many rows changed."""
     by_object = {"memory": memory_ids, "edge": edge_ids, "interaction": interaction_ids}
-    rows: dict[int, GraphChange] = {}
+    rows: dict[int, SimpleNamespace] = {}  # id, object_type, before, after: plain values, no model instances
     blank: set[int] = set()
+    fields = ("id", "object_type", "before", "after")
+
+    def read(queryset) -> Iterator[SimpleNamespace]:
+        for values in queryset.values_list(*fields):
+            yield SimpleNamespace(pk=values[0], **dict(zip(fields, values, strict=True)))
+
     for object_type, ids in by_object.items():
         if ids:
-            for change in GraphChange.objects.filter(project=project, id__lte=up_to_id, object_type=object_type,
-                                                     object_id__in=ids):
+            for change in read(GraphChange.objects.filter(project=project, id__lte=up_to_id,
+                                                          object_type=object_type, object_id__in=ids)):
                 rows[change.pk] = change
                 blank.add(change.pk)
-    matching = ids_matching(GraphChange._meta.db_table, project, (), ("before", "after"), needles)
-    for change in GraphChange.objects.filter(pk__in=matching):
+    matching = set(ids_matching(GraphChange._meta.db_table, project, (), ("before", "after"), needles)) - set(rows)
+    for change in read(GraphChange.objects.filter(pk__in=matching)):
         rows.setdefault(change.pk, change)
     changed = []
     for change in rows.values():
