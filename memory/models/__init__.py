@@ -15,6 +15,7 @@ from .graph import (
     Relation,
 )
 from .layout import NodePosition, SessionLayout
+from .lookups import AnyOf  # noqa: F401 - registers the `any_of` lookup on every field
 from .project import ApiToken, Membership, Project, Role, hash_token
 from .recall import RecallTrace
 from .session import AgentSession, Interaction, InteractionKind, InteractionStatus

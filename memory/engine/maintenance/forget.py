@@ -181,7 +181,7 @@ def forget_run(*, project: Project, actor: str, selection: ForgetFilter, mode: s
 
 
 def _soft(project: Project, actor: str, ids: list[int], report: JobReport, progress: Progress) -> None:
-    locked = Memory.objects.select_for_update(of=("self",)).select_related("session").filter(pk__in=ids)
+    locked = Memory.objects.select_for_update(of=("self",)).select_related("session").filter(pk__any_of=ids)
     for done, memory in enumerate(locked.order_by("id"), start=1):
         before = memory_snapshot(memory)
         memory.status = MemoryStatus.FORGOTTEN
@@ -222,13 +222,14 @@ class _Hard:
     def run(self, ids: list[int]) -> None:
         self.doomed = self._with_merged(set(ids))
         self.report.counts["merged_duplicates"] = len(self.doomed) - len(ids)
-        memories = list(Memory.objects.select_for_update(of=("self",)).filter(pk__in=self.doomed).order_by("id"))
+        memories = list(Memory.objects.select_for_update(of=("self",)).filter(pk__any_of=self.doomed).order_by("id"))
         sources = self._sources_only_of_doomed()
         last_change_id = GraphChange.objects.filter(project=self.project).order_by("-id") \
             .values_list("id", flat=True).first() or 0
-        source_texts = Interaction.objects.filter(pk__in=sources).values_list("content", flat=True)
+        source_texts = Interaction.objects.filter(pk__any_of=sources).values_list("content", flat=True)
         self.needles.add_texts([m.content for m in memories] + list(source_texts))
-        entity_ids = set(EntityMention.objects.filter(memory_id__in=self.doomed).values_list("entity_id", flat=True))
+        entity_ids = set(EntityMention.objects.filter(memory_id__any_of=self.doomed)
+                         .values_list("entity_id", flat=True))
         entity_ids |= self._summaries()
         edge_ids = self._edges_delete()
         self._memories_delete()
@@ -246,18 +247,19 @@ class _Hard:
 
     def _with_merged(self, ids: set[int]) -> set[int]:
         """Duplicates merged into a forgotten memory hold the same text: they go with it."""
+        into = dict(Memory.objects.filter(project=self.project, dimensions__has_key="merged_into")
+                    .values_list("id", "dimensions__merged_into"))  # few: read them all, follow them here
         frontier = set(ids)
         while frontier:
-            merged = set(Memory.objects.filter(project=self.project, dimensions__merged_into__in=list(frontier))
-                         .values_list("id", flat=True)) - ids
+            merged = {pk for pk, target in into.items() if target in frontier} - ids
             ids |= merged
             frontier = merged
         return ids
 
     def _sources_only_of_doomed(self) -> set[int]:
         through = Memory.sources.through
-        sources = set(through.objects.filter(memory_id__in=self.doomed).values_list("interaction_id", flat=True))
-        shared = set(through.objects.filter(interaction_id__in=sources).exclude(memory_id__in=self.doomed)
+        sources = set(through.objects.filter(memory_id__any_of=self.doomed).values_list("interaction_id", flat=True))
+        shared = set(through.objects.filter(interaction_id__any_of=sources).exclude(memory_id__any_of=self.doomed)
                      .values_list("interaction_id", flat=True))
         return sources - shared
 
@@ -275,16 +277,16 @@ class _Hard:
                 self._summary_fix(summary)
 
     def _affected_summaries(self) -> list[Memory]:
-        derived = Q(in_edges__relation=Relation.SUMMARIZES, in_edges__source_id__in=self.doomed)
+        derived = Q(in_edges__relation=Relation.SUMMARIZES, in_edges__source_id__any_of=self.doomed)
         quoting = Q(pk__in=ids_matching(Memory._meta.db_table, self.project, ("content",), (), self.needles,
                                         where=f"kind = '{MemoryKind.SUMMARY.value}'"))
-        queryset = Memory.objects.filter(project=self.project, kind=MemoryKind.SUMMARY).exclude(pk__in=self.doomed)
+        queryset = Memory.objects.filter(project=self.project, kind=MemoryKind.SUMMARY).exclude(pk__any_of=self.doomed)
         return list(queryset.filter(derived | quoting).exclude(pk__in=self.rewritten).distinct().order_by("id"))
 
     def _summary_fix(self, summary: Memory) -> None:
         parents = Edge.objects.filter(target=summary, relation=Relation.SUMMARIZES).values_list("source_id", flat=True)
         had_parents = parents.exists()
-        members = list(Memory.objects.filter(pk__in=list(parents)).exclude(pk__in=self.doomed)
+        members = list(Memory.objects.filter(pk__in=list(parents)).exclude(pk__any_of=self.doomed)
                        .exclude(status=MemoryStatus.FORGOTTEN).order_by("occurred_at", "id"))
         self.needles.add_texts([summary.content], sentences=False)
         if had_parents and not members:
@@ -306,7 +308,7 @@ class _Hard:
                       op=Op.MEMORY_UPDATED, object_type="memory", object_id=summary.pk, before=before, after=after)
 
     def _edges_delete(self) -> set[int]:
-        edges = edge_snapshots(Edge.objects.filter(Q(source_id__in=self.doomed) | Q(target_id__in=self.doomed))
+        edges = edge_snapshots(Edge.objects.filter(Q(source_id__any_of=self.doomed) | Q(target_id__any_of=self.doomed))
                                .order_by("id"))
         for edge in edges:
             change_record(project=self.project, session=self._session(edge["session_id"]), actor=self.actor,
@@ -317,10 +319,10 @@ class _Hard:
         return {e["id"] for e in edges}
 
     def _memories_delete(self) -> None:
-        memories = list(Memory.objects.filter(pk__in=self.doomed).only("id", "session_id", "kind", "status")
+        memories = list(Memory.objects.filter(pk__any_of=self.doomed).only("id", "session_id", "kind", "status")
                         .order_by("id"))
-        self.report.counts["mentions"] = EntityMention.objects.filter(memory_id__in=self.doomed).count()
-        self.report.counts["embeddings"] = MemoryEmbedding.objects.filter(memory_id__in=self.doomed).count()
+        self.report.counts["mentions"] = EntityMention.objects.filter(memory_id__any_of=self.doomed).count()
+        self.report.counts["embeddings"] = MemoryEmbedding.objects.filter(memory_id__any_of=self.doomed).count()
         for done, memory in enumerate(memories, start=1):
             change_record(project=self.project, session=self._session(memory.session_id), actor=self.actor,
                           op=Op.MEMORY_DELETED, object_type="memory", object_id=memory.pk, before=_tombstone(memory))
@@ -333,7 +335,7 @@ class _Hard:
         self.report.touch("deleted", *self.doomed)
 
     def _entities_delete(self, candidates: set[int]) -> None:
-        orphans = list(Entity.objects.filter(pk__in=candidates).annotate(n=Count("mentions")).filter(n=0)
+        orphans = list(Entity.objects.filter(pk__any_of=candidates).annotate(n=Count("mentions")).filter(n=0)
                        .order_by("id"))
         self.needles.add_names([name for e in orphans for name in [e.name, *e.aliases]])
         for entity in orphans:

@@ -192,7 +192,7 @@ def traces_scrub(project: Project, needles: Needles, *, reached: set[int] = froz
         if reached else set()
     candidates = reaching | set(ids_matching(RecallTrace._meta.db_table, project, texts, jsons, needles))
     changed = []
-    for trace in RecallTrace.objects.filter(pk__in=candidates).order_by("id"):
+    for trace in RecallTrace.objects.filter(pk__any_of=candidates).order_by("id"):
         values = {name: redact_json(getattr(trace, name), needles) for name in columns}
         if trace.pk in reaching:
             values.update({name: REDACTED for name in texts if getattr(trace, name)})
@@ -242,11 +242,11 @@ def changes_scrub(project: Project, needles: Needles, *, memory_ids: set[int], e
     for object_type, ids in by_object.items():
         if ids:
             for change in read(GraphChange.objects.filter(project=project, id__lte=up_to_id,
-                                                          object_type=object_type, object_id__in=ids)):
+                                                          object_type=object_type, object_id__any_of=ids)):
                 rows[change.pk] = change
                 blank.add(change.pk)
     matching = set(ids_matching(GraphChange._meta.db_table, project, (), ("before", "after"), needles)) - set(rows)
-    for change in read(GraphChange.objects.filter(pk__in=matching)):
+    for change in read(GraphChange.objects.filter(pk__any_of=matching)):
         rows.setdefault(change.pk, change)
     changed = []
     for change in rows.values():
@@ -270,7 +270,7 @@ def interactions_scrub(project: Project, needles: Needles, *, whole_ids: set[int
     candidates = set(whole_ids) | set(ids_matching(table, project, ("content", "reason"), ("metadata", "scores"),
                                                    needles, where=backing_none))
     changed, rows = {}, []
-    for interaction in Interaction.objects.filter(pk__in=candidates, memories__isnull=True).order_by("id"):
+    for interaction in Interaction.objects.filter(pk__any_of=candidates, memories__isnull=True).order_by("id"):
         values = {"content": needles.redact(interaction.content), "reason": needles.redact(interaction.reason),
                   "metadata": redact_json(interaction.metadata, needles),
                   "scores": redact_json(interaction.scores, needles)}

@@ -71,22 +71,23 @@ def distinctive_strings(project: Project, memory_ids: set[int]) -> list[str]:
     those), not the names of entities that stay, not a session's title or task. Found the way the
     scan will look for them, so whatever the scan finds later was not there for another reason."""
     picked: list[str] = []
-    for content in Memory.objects.filter(pk__in=memory_ids).order_by("id").values_list("content", flat=True):
+    for content in Memory.objects.filter(pk__any_of=memory_ids).order_by("id").values_list("content", flat=True):
         picked.extend(_candidates(content)[:PER_MEMORY])
     picked = list(dict.fromkeys(picked))[:MAX_STRINGS]
     if not picked:
         return []
     finder = _Finder(picked)
-    others = Memory.objects.filter(project=project).exclude(kind=MemoryKind.SUMMARY).exclude(pk__in=memory_ids)
+    others = Memory.objects.filter(project=project).exclude(kind=MemoryKind.SUMMARY).exclude(pk__any_of=memory_ids)
     elsewhere: set[str] = set()
     for row in others.values_list("content", "search_text", "dimensions").iterator(chunk_size=READ_BATCH):
         for value in row:
             for text in strings_in(value):
                 elsewhere |= finder.matches(text)
-    by_doomed = set(EntityMention.objects.filter(memory_id__in=memory_ids).values_list("entity_id", flat=True))
-    by_others = set(EntityMention.objects.filter(memory__in=others, entity_id__in=by_doomed)
+    by_doomed = set(EntityMention.objects.filter(memory_id__any_of=memory_ids).values_list("entity_id", flat=True))
+    by_others = set(EntityMention.objects.filter(memory__in=others, entity_id__any_of=by_doomed)
                     .values_list("entity_id", flat=True))
-    names = Entity.objects.filter(project=project).exclude(pk__in=by_doomed - by_others).values_list("name", "aliases")
+    names = (Entity.objects.filter(project=project).exclude(pk__any_of=by_doomed - by_others)
+             .values_list("name", "aliases"))
     sessions = AgentSession.objects.filter(project=project).values_list("title", "task")
     for row in (*names, *sessions):
         for text in strings_in(list(row)):
