@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 from memory.access import Access
 from memory.api.access import request_access
 from memory.api.maintenance import ForgetSelectionInput
-from memory.api.serializers import MAX_ID
+from memory.api.serializers import MAX_ID, valid_serializer
 from memory.errors import NotFoundError
 from memory.models import Role
 
@@ -64,18 +64,12 @@ class ForgetJobOutput(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
-def _selection(serializer_class: type[ForgetSelectionInput], request) -> ForgetSelectionInput:
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return serializer
-
-
 class ForgetPreviewApi(APIView):
     @extend_schema(tags=TAG, request=ForgetSelectionInput, responses=ForgetPreviewOutput,
                    summary="Dry run of a bulk forget: what it would change, and a sample (writes nothing)")
     def post(self, request, project_slug: str):
         access = forgetting_admin(request, project_slug)
-        serializer = _selection(ForgetSelectionInput, request)
+        serializer = valid_serializer(ForgetSelectionInput, request.data)
         preview = forget_preview(access.project, access.actor, serializer.selection(),
                                  serializer.validated_data["mode"])
         return Response(ForgetPreviewOutput(preview).data)
@@ -94,7 +88,7 @@ class ForgetJobListApi(APIView):
                    summary="Start a confirmed bulk forget in the background")
     def post(self, request, project_slug: str):
         access = forgetting_admin(request, project_slug)
-        serializer = _selection(ForgetJobInput, request)
+        serializer = valid_serializer(ForgetJobInput, request.data)
         data = serializer.validated_data
         job = forget_job_start(access.project, access.actor, serializer.selection(), data["mode"],
                                confirm=data["confirm"], expect_memories=data["expect_memories"])

@@ -25,7 +25,7 @@ from ..engine.maintenance.summarise import summarise_run
 from ..models import Memory, MemoryKind, Project, Role
 from .access import project_for, request_access
 from .authentication import actor_of
-from .serializers import MAX_ID, MemoryOutput, id_field
+from .serializers import MAX_ID, MemoryOutput, id_field, valid_serializer
 
 MAX_IDS = 1000
 TAG = ["maintenance"]
@@ -153,12 +153,6 @@ class SummariseOutput(JobOutput):
     summary = MemoryOutput(allow_null=True, help_text="The new summary memory (null in a dry run).")
 
 
-def _valid(serializer_class: type[serializers.Serializer], request) -> serializers.Serializer:
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return serializer
-
-
 def _answer(report: JobReport) -> Response:
     return Response(report.to_json())
 
@@ -168,7 +162,7 @@ class DecayApi(APIView):
                    summary="Archive memories whose decayed weight fell below the threshold")
     def post(self, request, project_slug: str):
         project = project_for(request, project_slug, min_role=Role.CURATOR)
-        data = _valid(DecayInput, request).validated_data
+        data = valid_serializer(DecayInput, request.data).validated_data
         return _answer(decay_run(project=project, actor=actor_of(request), **data))
 
 
@@ -177,7 +171,7 @@ class MergeApi(APIView):
                    summary="Merge near-duplicate memories (or the named ones)")
     def post(self, request, project_slug: str):
         project = project_for(request, project_slug, min_role=Role.CURATOR)
-        data = _valid(MergeInput, request).validated_data
+        data = valid_serializer(MergeInput, request.data).validated_data
         common = {"project": project, "actor": actor_of(request), "dry_run": data["dry_run"]}
         if data["survivor_id"] is not None:
             return _answer(merge_memories(survivor_id=data["survivor_id"], duplicate_ids=data["duplicate_ids"],
@@ -192,7 +186,7 @@ class SummariseApi(APIView):
     def post(self, request, project_slug: str):
         access = request_access(request, project_slug, min_role=Role.CURATOR)
         project = access.project
-        data = _valid(SummariseInput, request).validated_data
+        data = valid_serializer(SummariseInput, request.data).validated_data
         report = summarise_run(project=project, actor=actor_of(request), memory_ids=data["memory_ids"] or None,
                                session_id=data["session_id"], entity=entity_ref(data["entity"]),
                                use_llm=data["use_llm"], dry_run=data["dry_run"])
@@ -212,7 +206,7 @@ class ReviewApi(APIView):
                    summary="Re-check weak inferred edges with the review LLM (needs an LLM: else 503)")
     def post(self, request, project_slug: str):
         project = project_for(request, project_slug, min_role=Role.CURATOR)
-        data = _valid(ReviewInput, request).validated_data
+        data = valid_serializer(ReviewInput, request.data).validated_data
         return _answer(review_run(project=project, actor=actor_of(request), **data))
 
 
@@ -221,7 +215,7 @@ class ForgetApi(APIView):
                    summary="Forget memories by filter: soft, or hard with the full cascade (admins only)")
     def post(self, request, project_slug: str):
         project = _admin_project(request, project_slug)
-        serializer = _valid(ForgetInput, request)
+        serializer = valid_serializer(ForgetInput, request.data)
         data = serializer.validated_data
         return _answer(forget_run(project=project, actor=actor_of(request), selection=serializer.selection(),
                                   mode=data["mode"], expect_memories=data["expect_memories"],

@@ -33,11 +33,16 @@ class IdField(serializers.IntegerField):
         return value
 
 
-def valid(serializer_class: type[serializers.Serializer], data) -> dict:
-    """The validated data, or a 400 with the field errors."""
+def valid_serializer(serializer_class: type[serializers.Serializer], data) -> serializers.Serializer:
+    """The serializer with its data validated (for its methods: `selection()`), or a 400 with the field errors."""
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
+    return serializer
+
+
+def valid(serializer_class: type[serializers.Serializer], data) -> dict:
+    """The validated data, or a 400 with the field errors."""
+    return dict(valid_serializer(serializer_class, data).validated_data)
 
 
 def id_field(**kwargs) -> serializers.IntegerField:
