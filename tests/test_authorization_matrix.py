@@ -167,6 +167,8 @@ MATRIX: dict[tuple[str, str], Row] = {
         Row((401, 401, 401, 403, 403, 403, 403, 201, 403, 201), body={"name": "matrix agent"}),
     ("api/projects/<slug:project_slug>/tokens/<int:token_id>/", "DELETE"):
         Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
+    # Export: any member or the project's token, as the graph (what the reader may not see is masked in the file).
+    ("api/projects/<slug:project_slug>/export/", "GET"): Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
     # Bulk forgetting: the same people. A started job is rolled back with the call, so it never runs.
     ("api/projects/<slug:project_slug>/forget/preview/", "POST"):
         Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200), body={"text_contains": "Bund", "mode": "hard"}),
