@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from administration.transfer import FIELDS, GRAPHML_NS
 from memory.engine.ingest import InteractionInput, interactions_accept
 from memory.engine.projects import session_create
-from memory.models import Edge, Memory, MemoryEmbedding, Membership, Project, Role
+from memory.models import Edge, Membership, Memory, MemoryEmbedding, Project, Role
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -74,8 +74,8 @@ def _renumbered(text: str) -> list[dict]:
         row = {**row, "id": rank[row["type"]][row["id"]]}
         for spec in FIELDS[row["type"]]:
             if spec.ref and row[spec.name] is not None:
-                value = row[spec.name]
-                row[spec.name] = [rank[spec.ref][v] for v in value] if isinstance(value, list) else rank[spec.ref][value]
+                value, ranks = row[spec.name], rank[spec.ref]
+                row[spec.name] = [ranks[v] for v in value] if isinstance(value, list) else ranks[value]
         out.append(row)
     return out
 
