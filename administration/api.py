@@ -34,6 +34,16 @@ class MemberAddInput(serializers.Serializer):
     role = serializers.ChoiceField(choices=services.ROLES, default=Role.VIEWER)
 
 
+class AccountCreateInput(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    email = serializers.EmailField(required=False, allow_blank=True, default="")
+    role = serializers.ChoiceField(choices=services.ROLES, default=Role.VIEWER)
+
+
+class AccountCreatedOutput(MemberOutput):
+    set_password_url = serializers.CharField(help_text="One-time link to choose a password: pass it on.")
+
+
 class MemberRoleInput(serializers.Serializer):
     role = serializers.ChoiceField(choices=services.ROLES)
 
@@ -68,6 +78,17 @@ class MemberListAddApi(APIView):
         data = valid(MemberAddInput, request.data)
         membership = services.member_add(project=access.project, actor=access.actor, **data)
         return Response(MemberOutput(membership).data, status=status.HTTP_201_CREATED)
+
+
+class AccountCreateApi(APIView):
+    @extend_schema(tags=TAG, request=AccountCreateInput, responses={201: AccountCreatedOutput},
+                   summary="Create an account, member of the project, with a one-time password link")
+    def post(self, request, project_slug: str):
+        access = admins(request, project_slug)
+        data = valid(AccountCreateInput, request.data)
+        account = services.account_create(project=access.project, actor=access.actor, **data)
+        body = {**MemberOutput(account.membership).data, "set_password_url": request.build_absolute_uri(account.link)}
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class MemberDetailApi(APIView):

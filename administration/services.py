@@ -11,9 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.tokens import default_token_generator
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
 from memory.engine.changelog import change_record
 from memory.engine.operations import Op
@@ -82,6 +87,40 @@ def member_add(*, project: Project, actor: str, user: str, role: str = Role.VIEW
         membership.user = found
         _record(project, actor, Op.MEMBER_ADDED, "membership", found.pk, None, _member_row(membership))
     return membership
+
+
+@dataclass(frozen=True)
+class NewAccount:
+    membership: Membership
+    link: str  # the path where the person sets a password: valid once, for PASSWORD_RESET_TIMEOUT
+
+
+def account_create(*, project: Project, actor: str, username: str, email: str = "",
+                   role: str = Role.VIEWER) -> NewAccount:
+    """A new person, member of the project, with no password yet: the admin passes on a one-time link
+    (Django's password-reset token: it stops working once used, or after PASSWORD_RESET_TIMEOUT)."""
+    users, role = get_user_model(), _role(role)
+    username, email = (username or "").strip(), (email or "").strip()
+    candidate = users(username=username, email=email)
+    try:
+        candidate.full_clean(exclude=["password", "last_login", "date_joined"])
+    except DjangoValidationError as exc:
+        fields = exc.message_dict
+        raise ValidationFailed("; ".join(f"{name}: {' '.join(errors)}" for name, errors in fields.items()),
+                               fields) from exc
+    if email and users.objects.filter(email__iexact=email).exists():
+        raise ValidationFailed(f"a user with the e-mail {email!r} exists: add them as a member instead",
+                               {"email": ["already used"]})
+    with transaction.atomic():
+        candidate.set_unusable_password()
+        candidate.save()
+        membership = Membership.objects.create(project=project, user=candidate, role=role)
+        _record(project, actor, Op.MEMBER_ADDED, "membership", candidate.pk, None,
+                {**_member_row(membership), "account_created": True})
+    token = default_token_generator.make_token(candidate)
+    link = reverse("account-welcome", kwargs={"uidb64": urlsafe_base64_encode(force_bytes(candidate.pk)),
+                                              "token": token})
+    return NewAccount(membership, link)
 
 
 def member_role_set(*, project: Project, actor: str, user_id: int, role: str) -> Membership:

@@ -4,6 +4,9 @@ the forget API and follows the job over its socket)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
@@ -40,14 +43,28 @@ def _role_label(role: str) -> str:
     return {Role.VIEWER: _("viewer"), Role.CURATOR: _("curator"), Role.ADMIN: _("admin")}.get(role, role)
 
 
-def _act(access: Access, form) -> tuple[str, str | None]:
-    """Do what the form asks; the message to show, and a new token's value (shown this once)."""
+@dataclass(frozen=True)
+class ShownOnce:
+    """A secret the page shows this once: a new token, or a new account's password link."""
+
+    kind: str  # "token" or "link"
+    value: str
+
+
+def _act(access: Access, form, absolute: Callable[[str], str]) -> tuple[str, ShownOnce | None]:
+    """Do what the form asks; the message to show, and what is shown only this once (if anything)."""
     project, actor, action = access.project, access.actor, form.get("action", "")
     if action == "member_add":
         membership = services.member_add(project=project, actor=actor, user=form.get("user", ""),
                                          role=form.get("role", Role.VIEWER))
         return _("%(user)s is now a member (%(role)s).") % {"user": membership.user.username,
                                                              "role": _role_label(membership.role)}, None
+    if action == "account_create":
+        account = services.account_create(project=project, actor=actor, username=form.get("username", ""),
+                                          email=form.get("email", ""), role=form.get("role", Role.VIEWER))
+        message = _("Account %(user)s created (%(role)s). Pass on this link, valid once, to choose a password.") % {
+            "user": account.membership.user.username, "role": _role_label(account.membership.role)}
+        return message, ShownOnce("link", absolute(account.link))
     if action == "member_role":
         membership = services.member_role_set(project=project, actor=actor, user_id=_int(form.get("user_id")),
                                               role=form.get("role", ""))
@@ -59,7 +76,7 @@ def _act(access: Access, form) -> tuple[str, str | None]:
     if action == "token_create":
         issued = services.token_create(project=project, actor=actor, name=form.get("name", ""))
         return _("Token “%(name)s” created. Copy it now: it is shown only this once.") % {
-            "name": issued.token.name}, issued.raw
+            "name": issued.token.name}, ShownOnce("token", issued.raw)
     if action == "token_revoke":
         token = services.token_revoke(project=project, actor=actor, token_id=_int(form.get("token_id")))
         return _("Token “%(name)s” revoked: its next request is refused.") % {"name": token.name}, None
@@ -72,7 +89,7 @@ def project_settings(request, project_slug: str):
     message, error, raw, status = None, None, None, 200
     if request.method == "POST":
         try:
-            message, raw = _act(access, request.POST)
+            message, raw = _act(access, request.POST, request.build_absolute_uri)
         except MemoryEngineError as exc:
             error, status = exc.message, 400
         if message and raw is None:  # nothing to show once: back to a page a reload does not re-post
@@ -81,7 +98,7 @@ def project_settings(request, project_slug: str):
     message = message or request.session.pop("settings_message", None)
     context = {"project": access.project, "members": services.members(project=access.project),
                "tokens": services.tokens(project=access.project), "roles": services.ROLES, "message": message,
-               "error": error, "new_token": raw, "me": request.user.pk}
+               "error": error, "shown_once": raw, "me": request.user.pk}
     # Logged-in answers are Cache-Control: no-store (contextweaver_site/middleware.py): a new token stays in no cache.
     return render(request, "administration/settings.html", context, status=status)
 

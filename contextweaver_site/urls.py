@@ -2,13 +2,16 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, reverse_lazy
 from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # A new account's one-time link (administration.services.account_create): choose a password, then log in.
+    path("welcome/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(
+        template_name="registration/welcome.html", success_url=reverse_lazy("login")), name="account-welcome"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
     path("admin/", admin.site.urls),

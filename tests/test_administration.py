@@ -166,3 +166,47 @@ def test_the_settings_page_adds_a_member_shows_a_new_token_once_and_refuses_non_
     assert curator.post(page, {"action": "token_create", "name": "x"}).status_code == 403
     assert 'id="settings-link"' in client.get(f"/p/{project.slug}/").content.decode()
     assert 'id="settings-link"' not in curator.get(f"/p/{project.slug}/").content.decode()
+
+
+def test_an_admin_creates_an_account_whose_one_time_link_sets_a_password(project, admin_client):
+    created = admin_client.post(url(project, "accounts"), {"username": "newbie", "email": "newbie@example.org",
+                                                            "role": "curator"}, format="json")
+    assert created.status_code == 201, created.content
+    body = created.json()
+    assert body["username"] == "newbie" and body["role"] == "curator"
+    link = body["set_password_url"]
+    assert link.startswith("http://testserver/welcome/")
+    newbie = get_user_model().objects.get(username="newbie")
+    assert not newbie.has_usable_password()
+    assert GraphChange.objects.filter(op="member.added", object_id=newbie.pk).get().after["account_created"] is True
+
+    browser = Client()
+    first = browser.get(link.removeprefix("http://testserver"))
+    assert first.status_code == 302 and first["Location"].endswith("/set-password/")
+    form = browser.get(first["Location"])
+    assert form.status_code == 200 and b"Choose a password" in form.content
+    done = browser.post(first["Location"], {"new_password1": "a-fresh-long-password-7",
+                                            "new_password2": "a-fresh-long-password-7"})
+    assert done.status_code == 302 and done["Location"] == "/login/"
+    login = Client().post("/login/", {"username": "newbie", "password": "a-fresh-long-password-7"})
+    assert login.status_code == 302, "the chosen password logs in"
+    again = Client().get(link.removeprefix("http://testserver"))
+    assert again.status_code == 200 and b"This link no longer works" in again.content
+
+    taken = admin_client.post(url(project, "accounts"), {"username": "newbie"}, format="json")
+    assert taken.status_code == 400 and "username" in taken.json()["error"]["fields"]
+    same_mail = admin_client.post(url(project, "accounts"), {"username": "other", "email": "NEWBIE@example.org"},
+                                  format="json")
+    assert same_mail.status_code == 400 and "email" in same_mail.json()["error"]["fields"]
+    assert admin_client.post(url(project, "accounts"), {"username": "x", "role": "owner"},
+                             format="json").status_code == 400
+    assert get_user_model().objects.filter(username__in=["other", "x"]).count() == 0
+
+
+def test_the_members_command_creates_an_account_with_a_link(project):
+    out = StringIO()
+    call_command("members", project.slug, "create", "cli-person", "--role", "viewer", stdout=out)
+    assert "cli-person created, viewer of" in out.getvalue() and "/welcome/" in out.getvalue()
+    assert Membership.objects.get(user__username="cli-person").role == "viewer"
+    with pytest.raises(CommandError, match="username"):
+        call_command("members", project.slug, "create", "cli-person")

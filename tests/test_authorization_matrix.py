@@ -69,6 +69,8 @@ class Row(NamedTuple):
 MATRIX: dict[tuple[str, str], Row] = {
     # Django auth, i18n: public.
     ("login/", "GET"): Row((200, 200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    # A new account's one-time link is public by nature (its token is the key); a made-up one says it no longer works.
+    ("welcome/<uidb64>/<token>/", "GET"): Row((200, 200, 200, 200, 200, 200, 200, 200, 200, 200)),
     ("logout/", "POST"): Row((302, 302, 302, 302, 302, 302, 302, 302, 302, 302), fmt="form", redirect=LOGIN),
     ("i18n/setlang/", "POST"): Row((302, 302, 302, 302, 302, 302, 302, 302, 302, 302), body={"language": "en"},
                                    fmt="form", redirect="/"),
@@ -158,6 +160,8 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("api/projects/<slug:project_slug>/members/", "GET"): Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
     ("api/projects/<slug:project_slug>/members/", "POST"):
         Row((401, 401, 401, 403, 403, 403, 403, 201, 403, 201), body={"user": "authz-newcomer", "role": "viewer"}),
+    ("api/projects/<slug:project_slug>/accounts/", "POST"):
+        Row((401, 401, 401, 403, 403, 403, 403, 201, 403, 201), body={"username": "authz-brand-new", "role": "viewer"}),
     ("api/projects/<slug:project_slug>/members/<int:user_id>/", "PATCH"):
         Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200), body={"role": "viewer"}),
     ("api/projects/<slug:project_slug>/members/<int:user_id>/", "DELETE"):
@@ -418,6 +422,7 @@ def build_world(django_user_model) -> World:
     Membership.objects.create(project=own, user=joiner, role=Role.VIEWER)
     django_user_model.objects.create_user("authz-newcomer", password="a-long-password-1")
     values["user_id"] = joiner.pk
+    values["uidb64"], values["token"] = "MQ", "not-a-real-token"
     values["token_id"] = token_issue(project=own, name="spare")[0].pk  # revoked by the matrix, nobody uses it
     values["job_id"] = ForgetJob.objects.create(project=own, actor="t", mode="soft", expect_memories=0, state="done").pk
     values["bund"] = len(forget_selection(own, ForgetFilter(text_contains="Bund"), mode="soft"))  # the dry run's count

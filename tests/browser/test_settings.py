@@ -48,6 +48,13 @@ def test_an_admin_adds_a_viewer_and_a_token_the_agent_writes_and_the_viewer_sees
     page.click("#member-add button[type=submit]")
     assert "nina is now a member (viewer)." in page.inner_text("#settings-message")
     assert page.locator("#members-table tr[data-user='nina']").count() == 1
+    page.fill("#account-create input[name=username]", "omar")
+    page.select_option("#account-create select[name=role]", "curator")
+    page.click("#account-create button[type=submit]")
+    assert "Account omar created (curator)." in page.inner_text("#settings-message")
+    link = page.inner_text("#new-account .token-value").strip()
+    assert link.startswith(office.url + "/welcome/")
+    screenshot(page, "settings-account-created")
     page.fill("#token-create input[name=name]", "trip planner")
     page.click("#token-create button[type=submit]")
     raw = page.inner_text("#new-token .token-value").strip()
