@@ -13,6 +13,7 @@ from memory.api.serializers import valid
 from memory.models import Role
 
 from . import services
+from .engine_settings import engine_settings, engine_settings_set
 
 TAG = ["administration"]
 ADMINS_ONLY = "Members and tokens are managed by the project's admins, logged in (API tokens may not)."
@@ -131,3 +132,35 @@ class TokenRevokeApi(APIView):
         access = admins(request, project_slug)
         return Response(TokenOutput(services.token_revoke(project=access.project, actor=access.actor,
                                                           token_id=token_id)).data)
+
+
+class EngineSettingOutput(serializers.Serializer):
+    key = serializers.CharField()
+    value = serializers.JSONField()
+    default = serializers.JSONField()
+    overridden = serializers.BooleanField()
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    choices = serializers.ListField(child=serializers.CharField())
+
+
+class EngineSettingsInput(serializers.Serializer):
+    values = serializers.DictField(child=serializers.JSONField(allow_null=True),
+                                   help_text='e.g. {"keep_threshold": 3.5, "recall_k": 12, "recall_preset": "hybrid"}; '
+                                             "null or \"\" puts the default back.")
+
+
+class EngineSettingsApi(APIView):
+    @extend_schema(tags=TAG, responses=EngineSettingOutput(many=True), operation_id="engine_settings_list",
+                   summary="The project's engine settings, with their defaults")
+    def get(self, request, project_slug: str):
+        access = admins(request, project_slug)
+        return Response(EngineSettingOutput(engine_settings(access.project), many=True).data)
+
+    @extend_schema(tags=TAG, request=EngineSettingsInput, responses=EngineSettingOutput(many=True),
+                   summary="Change engine settings (all checked before any is written)")
+    def patch(self, request, project_slug: str):
+        access = admins(request, project_slug)
+        data = valid(EngineSettingsInput, request.data)
+        rows = engine_settings_set(project=access.project, actor=access.actor, values=data["values"])
+        return Response(EngineSettingOutput(rows, many=True).data)

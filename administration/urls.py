@@ -6,6 +6,7 @@ from . import api, forget_api, transfer_api
 
 urlpatterns = [
     path("projects/<slug:project_slug>/members/", api.MemberListAddApi.as_view(), name="api-members"),
+    path("projects/<slug:project_slug>/engine-settings/", api.EngineSettingsApi.as_view(), name="api-engine-settings"),
     path("projects/<slug:project_slug>/accounts/", api.AccountCreateApi.as_view(), name="api-accounts"),
     path("projects/<slug:project_slug>/members/<int:user_id>/", api.MemberDetailApi.as_view(), name="api-member"),
     path("projects/<slug:project_slug>/tokens/", api.TokenListCreateApi.as_view(), name="api-tokens"),

@@ -22,6 +22,8 @@ from memory.web.labels import KINDS, choices
 
 from . import services
 from .consumers import JOBS_SHOWN
+from .engine_settings import SETTINGS as ENGINE_SETTINGS
+from .engine_settings import engine_settings, engine_settings_set
 from .forgetting import forget_jobs, jobs_json
 
 
@@ -65,6 +67,10 @@ def _act(access: Access, form, absolute: Callable[[str], str]) -> tuple[str, Sho
         message = _("Account %(user)s created (%(role)s). Pass on this link, valid once, to choose a password.") % {
             "user": account.membership.user.username, "role": _role_label(account.membership.role)}
         return message, ShownOnce("link", absolute(account.link))
+    if action == "engine_settings":
+        engine_settings_set(project=project, actor=actor,
+                            values={s.key: form.get(s.key, "").strip() for s in ENGINE_SETTINGS})
+        return _("Engine settings saved."), None
     if action == "member_role":
         membership = services.member_role_set(project=project, actor=actor, user_id=_int(form.get("user_id")),
                                               role=form.get("role", ""))
@@ -83,6 +89,15 @@ def _act(access: Access, form, absolute: Callable[[str], str]) -> tuple[str, Sho
     raise MemoryEngineError(_("Unknown action."))
 
 
+def _engine_rows(project) -> list[dict]:
+    labels = {"keep_threshold": (_("Filter: keep an interaction scoring at least"),
+                                 _("1–5: the weighted relevance, importance and novelty")),
+              "edge_confidence_threshold": (_("Edges below this confidence await review"), _("0–1")),
+              "recall_k": (_("Recall: memories returned when the agent asks for no number"), _("1–100")),
+              "recall_preset": (_("Recall: preset used when the agent names none"), "vector · hybrid · ripple")}
+    return [{**row, "label": labels[row["key"]][0], "hint": labels[row["key"]][1]} for row in engine_settings(project)]
+
+
 @login_required
 def project_settings(request, project_slug: str):
     access = _admin(request, project_slug)
@@ -98,7 +113,8 @@ def project_settings(request, project_slug: str):
     message = message or request.session.pop("settings_message", None)
     context = {"project": access.project, "members": services.members(project=access.project),
                "tokens": services.tokens(project=access.project), "roles": services.ROLES, "message": message,
-               "error": error, "shown_once": raw, "me": request.user.pk}
+               "error": error, "shown_once": raw, "me": request.user.pk,
+               "engine_settings": _engine_rows(access.project)}
     # Logged-in answers are Cache-Control: no-store (contextweaver_site/middleware.py): a new token stays in no cache.
     return render(request, "administration/settings.html", context, status=status)
 

@@ -210,3 +210,47 @@ def test_the_members_command_creates_an_account_with_a_link(project):
     assert Membership.objects.get(user__username="cli-person").role == "viewer"
     with pytest.raises(CommandError, match="username"):
         call_command("members", project.slug, "create", "cli-person")
+
+
+def test_engine_settings_change_what_the_engine_does(project, admin_client, agent_session):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory.engine.ingest import InteractionInput, interactions_accept
+    from memory.models import Interaction
+
+    listed = {row["key"]: row for row in admin_client.get(url(project, "engine-settings")).json()}
+    assert listed["keep_threshold"] == {**listed["keep_threshold"], "value": 3.0, "default": 3.0, "overridden": False}
+    assert listed["recall_preset"]["choices"] == ["vector", "hybrid", "ripple"]
+    bad = admin_client.patch(url(project, "engine-settings"), {"values": {"recall_k": 12, "keep_threshold": 9}},
+                             format="json")
+    assert bad.status_code == 400 and "keep_threshold" in bad.json()["error"]["fields"]
+    project.refresh_from_db()
+    assert project.settings == {}, "one bad value: nothing is written"
+    changed = admin_client.patch(url(project, "engine-settings"),
+                                 {"values": {"keep_threshold": "4.9", "recall_k": 2, "recall_preset": "ripple"}},
+                                 format="json")
+    assert changed.status_code == 200
+    project.refresh_from_db()
+    assert project.settings == {"filter": {"keep_threshold": 4.9}, "recall": {"k": 2}}, "the default is not stored"
+    assert GraphChange.objects.filter(op="project.settings_changed").count() == 1
+
+    interactions_accept(session=agent_session, actor="agent", items=[
+        InteractionInput("user_input", text, {}, timezone.now() - timedelta(minutes=5 - n)) for n, text in
+        enumerate(["The hotel near the Bund is booked for three nights", "Breakfast is served from seven",
+                   "The museum opens at nine on Saturdays"])])
+    assert set(Interaction.objects.filter(session=agent_session).values_list("status", flat=True)) == {"filtered"}
+    token = APIClient()
+    from memory.engine.projects import token_issue
+
+    token.credentials(HTTP_AUTHORIZATION=f"Bearer {token_issue(project=project)[1]}")
+    admin_client.patch(url(project, "engine-settings"), {"values": {"keep_threshold": ""}}, format="json")
+    interactions_accept(session=agent_session, actor="agent", items=[
+        InteractionInput("user_input", text, {}, timezone.now()) for text in
+        ["Maria is allergic to seafood", "The flight leaves at 08:40", "Budget is 5000 RMB in total"]])
+    recalled = token.post(url(project, "recall"), {"query": "hotel flight budget seafood"}, format="json")
+    assert recalled.status_code == 200 and len(recalled.json()["memories"]) == 2
+    assert recalled.json()["params"]["preset"] == "ripple" and recalled.json()["params"]["k"] == 2
+    project.refresh_from_db()
+    assert project.settings == {"filter": {}, "recall": {"k": 2}}

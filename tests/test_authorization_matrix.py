@@ -160,6 +160,10 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("api/projects/<slug:project_slug>/members/", "GET"): Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
     ("api/projects/<slug:project_slug>/members/", "POST"):
         Row((401, 401, 401, 403, 403, 403, 403, 201, 403, 201), body={"user": "authz-newcomer", "role": "viewer"}),
+    ("api/projects/<slug:project_slug>/engine-settings/", "GET"):
+        Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
+    ("api/projects/<slug:project_slug>/engine-settings/", "PATCH"):
+        Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200), body={"values": {"recall_k": 12}}),
     ("api/projects/<slug:project_slug>/accounts/", "POST"):
         Row((401, 401, 401, 403, 403, 403, 403, 201, 403, 201), body={"username": "authz-brand-new", "role": "viewer"}),
     ("api/projects/<slug:project_slug>/members/<int:user_id>/", "PATCH"):

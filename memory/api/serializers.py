@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from ..conf import memory_settings
 from ..engine.ingest import IDEMPOTENCY_KEY_MAX, metadata_problem
+from ..engine.recall.config import RECALL_PRESETS
 from ..models import MAX_ID, AgentSession, Edge, Entity, GraphChange, Interaction, InteractionKind, Memory
 from ..visibility import (
     SENSITIVE_MASK,
@@ -342,9 +343,10 @@ class RecallInput(serializers.Serializer):
     session_id = id_field(required=False, allow_null=True, default=None,
                           help_text="Limit recall to one session; omit for the whole project.")
     k = serializers.IntegerField(required=False, min_value=1)
-    preset = serializers.ChoiceField(choices=["vector", "hybrid", "ripple"], required=False, default="ripple",
+    preset = serializers.ChoiceField(choices=list(RECALL_PRESETS), required=False, default=None,
                                      help_text="vector: kNN only; hybrid: vector + full-text + entities (RRF); "
-                                               "ripple: hybrid seeds + spreading activation along the graph.")
+                                               "ripple: hybrid seeds + spreading activation along the graph. "
+                                               "Default: the project's (ripple unless its settings say otherwise).")
     params = serializers.DictField(required=False, default=dict,
                                    help_text="Overrides of the preset, e.g. {\"max_hops\": 3, \"decay\": 0.7, "
                                              "\"aggregation\": \"max\", \"statuses\": [\"active\", \"superseded\"]}.")

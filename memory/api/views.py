@@ -9,11 +9,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..access import Access
-from ..conf import memory_settings
 from ..engine.ingest import InteractionInput, interactions_accept
 from ..engine.pipeline import interaction_process_safely, interaction_promote
 from ..engine.projects import session_create
 from ..engine.recall import RecallQuery, memory_recall
+from ..engine.recall.config import recall_defaults
 from ..models import Interaction, Role
 from ..selectors import change_list, interaction_list, session_graph, session_list, session_with_counts
 from ..visibility import changes_for_viewer, sensitive_interaction_ids, sensitive_memory_ids
@@ -209,8 +209,9 @@ class RecallApi(APIView):
         project = access.project
         data = s.valid(s.RecallInput, request.data)
         session = session_for(project, data["session_id"]) if data["session_id"] is not None else None
-        query = RecallQuery(text=data["query"], k=data.get("k") or memory_settings.DEFAULT_RECALL_K, session=session,
-                            include_sensitive=access.may_see_sensitive, preset=data["preset"],
+        default_k, default_preset = recall_defaults(project)
+        query = RecallQuery(text=data["query"], k=data.get("k") or default_k, session=session,
+                            include_sensitive=access.may_see_sensitive, preset=data["preset"] or default_preset,
                             params=data["params"], counts_as_access=access.is_agent)
         result = memory_recall(project=project, query=query, actor=actor_of(request))
         return Response(s.RecallOutput(result, context={"show_sensitive": query.include_sensitive}).data)

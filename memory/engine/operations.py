@@ -48,6 +48,7 @@ class Op(StrEnum):
     MEMBER_REMOVED = "member.removed"  # that user's open sockets of the project close
     TOKEN_CREATED = "token.created"
     TOKEN_REVOKED = "token.revoked"
+    PROJECT_SETTINGS_CHANGED = "project.settings_changed"  # the engine settings of administration/engine_settings.py
 
 
 ENGINE_ACTOR = "engine"

@@ -87,10 +87,16 @@ def test_an_admin_adds_a_viewer_and_a_token_the_agent_writes_and_the_viewer_sees
         urllib.request.urlopen(urllib.request.Request(agent.api("sessions/"),
                                                       headers={"Authorization": f"Bearer {raw}"}), timeout=30)
     assert refused.value.code == 401
-    screenshot(page, "settings")
+    page.fill("#setting-keep_threshold", "3.5")
+    page.select_option("#setting-recall_preset", "hybrid")
+    page.click("#engine-settings button[type=submit]")
+    assert page.inner_text("#settings-message") == "Engine settings saved."
+    assert "(changed)" in page.inner_text("#engine-card tr[data-setting=keep_threshold]")
+    assert page.input_value("#setting-keep_threshold") == "3.5"
+    screenshot(page, "settings", full_page=True)
     with page.expect_navigation():
         page.select_option("#language-select", "zh-hans")
     assert page.inner_text("h1") == "项目设置"
-    screenshot(page, "settings-zh")
+    screenshot(page, "settings-zh", full_page=True)
     with page.expect_navigation():
         page.select_option("#language-select", "en")

@@ -6,6 +6,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+from ...conf import memory_settings
 from ...errors import ValidationFailed
 from ...models import MemoryStatus, Relation
 
@@ -63,6 +64,20 @@ PRESETS: dict[str, RecallConfig] = {
     "ripple": RecallConfig(max_hops=2),
 }
 RECALL_PRESETS = tuple(PRESETS)
+
+
+RECALL_PRESETS = tuple(PRESETS)
+DEFAULT_PRESET = "ripple"
+
+
+def recall_defaults(project) -> tuple[int, str]:
+    """The k and preset a recall uses when the caller names none: the project's settings (settings page,
+    administration/engine_settings.py), else MEMORY["DEFAULT_RECALL_K"] and ripple."""
+    chosen = (project.settings or {}).get("recall", {}) or {}
+    k, preset = chosen.get("k"), chosen.get("preset")
+    valid_k = isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= memory_settings.MAX_RECALL_K
+    return (k if valid_k else memory_settings.DEFAULT_RECALL_K,
+            preset if preset in RECALL_PRESETS else DEFAULT_PRESET)
 
 
 def config_for(preset: str, overrides: dict[str, Any] | None = None) -> RecallConfig:
