@@ -4,7 +4,8 @@ default, its range, and where in `Project.settings` the engine reads it.
 - `keep_threshold`: the filter keeps an interaction whose total score reaches it (scoring.filter_settings);
 - `edge_confidence_threshold`: inferred edges below it await review (pipeline, review job);
 - `recall_k`, `recall_preset`: what a recall uses when the caller names none (recall.config.recall_defaults).
-An empty value (or the default itself) puts the default back. Every change is one `project.settings_changed` row of the change log.
+An empty value (or the default itself) puts the default back. Every change is one
+`project.settings_changed` row of the change log.
 """
 
 from __future__ import annotations
