@@ -39,7 +39,10 @@ class ExportApi(APIView):
         parameters=[OpenApiParameter("file", OpenApiTypes.STR, enum=list(FORMATS),
                                      description="jsonl (default: every row, importable) or graphml (the graph)"),
                     OpenApiParameter("session", OpenApiTypes.INT, description="Only this session")],
-        responses={200: OpenApiResponse(OpenApiTypes.BINARY, description="The file, as an attachment.")},
+        responses={(200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.BINARY,
+                                                                  description="JSON Lines, as an attachment."),
+                   (200, "application/graphml+xml"): OpenApiResponse(OpenApiTypes.BINARY,
+                                                                     description="GraphML, as an attachment.")},
         summary="Export the project or one session as JSON Lines or GraphML (sensitive text masked for "
                 "viewers and tokens)")
     def get(self, request, project_slug: str):
