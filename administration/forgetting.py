@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from datetime import timedelta
 
 import psycopg
 from django.db import connection, connections, transaction
@@ -37,6 +38,7 @@ logger = logging.getLogger(__name__)
 SAMPLE_SIZE = 5
 PROGRESS_SECONDS = 0.25  # at most this often a progress row is written
 ACTIVE_STATES = (JobState.QUEUED, JobState.RUNNING)
+STALE_AFTER = timedelta(hours=6)
 # What a hard forget deletes from or rewrites; VACUUM after it, so the deleted text leaves the data files.
 VACUUMED_TABLES = ("memory_memory", "memory_edge", "memory_entitymention", "memory_entity", "memory_memoryembedding",
                    "memory_interaction", "memory_recalltrace", "memory_graphchange", "memory_memory_sources")
@@ -66,6 +68,7 @@ def forget_job_start(project: Project, actor: str, selection: ForgetFilter, mode
                                "run; run the dry run again", {"expect_memories": [f"selection holds {count}"]})
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()  # one start at a time per project
+        _stale_jobs_end(project)
         running = ForgetJob.objects.filter(project=project, state__in=ACTIVE_STATES).order_by("id").first()
         if running is not None:
             raise JobRunning(f"forget job #{running.pk} of this project has not ended yet; wait for it")
@@ -73,6 +76,15 @@ def forget_job_start(project: Project, actor: str, selection: ForgetFilter, mode
                                        pending_filter=selection.to_json(), expect_memories=count, total=count)
         transaction.on_commit(lambda: _dispatch(job.pk))
     return job
+
+
+def _stale_jobs_end(project: Project) -> None:
+    """A job still waiting or running after STALE_AFTER lost its worker (stopped mid-run: its transaction
+    rolled back); it is marked failed, so it does not block the project's forgetting for ever."""
+    ForgetJob.objects.filter(project=project, state__in=ACTIVE_STATES,
+                             created_at__lt=timezone.now() - STALE_AFTER).update(
+        state=JobState.FAILED, phase=JobState.FAILED, pending_filter=None, finished_at=timezone.now(),
+        error="no end after 6 hours: its worker stopped; run the dry run again to see what is left")
 
 
 def _dispatch(job_id: int) -> None:
@@ -129,8 +141,9 @@ def forget_job_run(job_id: int) -> ForgetJob:
     job.state, job.started_at = JobState.RUNNING, timezone.now()
     job.save(update_fields=["state", "started_at"])
     selection = ForgetFilter.from_json(job.pending_filter or {})
-    progress = _ProgressWriter(job)
+    progress = None
     try:
+        progress = _ProgressWriter(job)
         hard = job.mode == "hard"
         progress.phase("selecting")
         ids = forget_selection(job.project, selection, mode=job.mode)
@@ -152,7 +165,8 @@ def forget_job_run(job_id: int) -> ForgetJob:
         if not isinstance(exc, MemoryEngineError):
             logger.exception("forget job %s failed", job.pk)
     finally:
-        progress.close()
+        if progress is not None:
+            progress.close()
     _filter_erase(job)
     job.phase, job.finished_at = job.state, timezone.now()
     job.save(update_fields=["state", "phase", "done", "total", "counts", "vacuumed", "verification", "error",
@@ -166,7 +180,8 @@ def _filter_erase(job: ForgetJob) -> None:
 
 
 def _vacuum(progress: _ProgressWriter) -> list[str]:
-    """VACUUM needs autocommit: inside an outer transaction (a test's) it is skipped, and says so."""
+    """VACUUM needs autocommit: inside an outer transaction (a test's) it is skipped (the audit then lists
+    no table vacuumed)."""
     if connection.in_atomic_block:
         return []
     done = []

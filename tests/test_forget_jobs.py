@@ -187,3 +187,13 @@ def test_a_failed_job_says_why_without_the_filter_text(project, agent_session):
     assert ended.state == JobState.FAILED and ended.pending_filter is None
     assert "Quistberg" not in ended.error and REDACTED in ended.error
     assert forget_job_run(job.pk).state == JobState.FAILED, "a job that ended is not run again"
+
+
+def test_a_job_whose_worker_stopped_does_not_block_forgetting_for_ever(project, agent_session, world):
+    stale = ForgetJob.objects.create(project=project, actor="user:9", mode="hard", expect_memories=1,
+                                     state=JobState.RUNNING, pending_filter={"text_contains": "ZX-4471"})
+    ForgetJob.objects.filter(pk=stale.pk).update(created_at=timezone.now() - timedelta(hours=7))
+    job = _forget(world["client"], project, "ZX-4471")["job"]
+    assert job["state"] == "done"
+    stale.refresh_from_db()
+    assert stale.state == JobState.FAILED and stale.pending_filter is None and "worker stopped" in stale.error
