@@ -197,3 +197,30 @@ def test_a_job_whose_worker_stopped_does_not_block_forgetting_for_ever(project, 
     assert job["state"] == "done"
     stale.refresh_from_db()
     assert stale.state == JobState.FAILED and stale.pending_filter is None and "worker stopped" in stale.error
+
+
+def test_with_workers_the_job_waits_on_the_maintenance_queue_until_one_runs_it(project, agent_session, world):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from django.conf import settings
+    from django.db import connection
+    from django.test import override_settings
+
+    client = world["client"]
+    with override_settings(MEMORY={**settings.MEMORY, "INGEST_MODE": "queue"}):
+        started = client.post(_url(project, "jobs"), {"text_contains": "ZX-4471", "mode": "hard",
+                                                      "confirm": project.slug, "expect_memories": 2}, format="json")
+    assert started.status_code == 202
+    assert client.get(_url(project, "jobs", started.json()["id"])).json()["state"] == "queued"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "contextweaver_site.settings.base",
+           "CW_DB_NAME": connection.settings_dict["NAME"], "CW_EMBEDDER": "hashing", "CW_LLM": "none"}
+    worker = subprocess.run([sys.executable, "manage.py", "procrastinate", "worker", "--queues", "maintenance",
+                             "--one-shot"], cwd=Path(__file__).resolve().parent.parent, env=env,
+                            capture_output=True, text=True, timeout=180)
+    assert worker.returncode == 0, worker.stderr[-2000:]
+    job = client.get(_url(project, "jobs", started.json()["id"])).json()
+    assert job["state"] == "done" and job["verification"]["residues"] == [] and job["counts"]["deleted"] == 2
+    assert rows_containing("ZX-4471") == {}
