@@ -47,9 +47,9 @@ VACUUMED_TABLES = ("memory_memory", "memory_edge", "memory_entitymention", "memo
 def forget_preview(project: Project, actor: str, selection: ForgetFilter, mode: str) -> dict:
     """What the forget would do, counted by running it and rolling it back; and a few of its memories."""
     report = forget_run(project=project, actor=actor, selection=selection, mode=mode, dry_run=True)
-    ids = forget_selection(project, selection, mode=mode)
-    sample = Memory.objects.filter(pk__in=ids[:SAMPLE_SIZE]).select_related("session").order_by("id")
-    return {"mode": mode, "memories": len(ids), "counts": dict(sorted(report.counts.items())),
+    touched = sorted(set(report.ids.get("deleted" if mode == "hard" else "forgotten", [])))
+    sample = Memory.objects.filter(pk__any_of=touched[:SAMPLE_SIZE]).select_related("session").order_by("id")
+    return {"mode": mode, "memories": report.counts["memories"], "counts": dict(sorted(report.counts.items())),
             "sample": [{"id": m.pk, "kind": m.kind, "session_id": m.session_id, "session": str(m.session),
                         "occurred_at": m.occurred_at, "sensitive": m.sensitive, "content": m.content}
                        for m in sample]}

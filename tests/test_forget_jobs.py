@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 from administration.forgetting import forget_job_run
 from administration.models import ForgetJob, JobState
 from memory.engine.ingest import InteractionInput, interactions_accept
+from memory.engine.maintenance import scrub
 from memory.engine.maintenance.common import REDACTED
 from memory.engine.projects import project_create, session_create, token_issue
 from memory.engine.recall import RecallQuery, memory_recall
@@ -104,7 +105,12 @@ def _forget(client, project, text: str, mode: str = "hard") -> dict:
     return {"preview": preview.json(), "job": _finished(client, project, started.json()["id"])}
 
 
-def test_hard_forget_in_english_then_chinese_leaves_no_residue(project, agent_session, world):
+@pytest.mark.parametrize("in_sql", [True, False], ids=["needles-in-sql", "needles-in-python"])
+def test_hard_forget_in_english_then_chinese_leaves_no_residue(project, agent_session, world, monkeypatch, in_sql):
+    """Both ways of finding the rows that quote forgotten text: the server's ILIKE (few needles) and the
+    Aho-Corasick pass a forget of thousands of memories takes (forced here by a threshold of 0)."""
+    if not in_sql:
+        monkeypatch.setattr(scrub, "SQL_NEEDLES_MAX", 0)
     client = world["client"]
     assert all(rows_containing(s) for s in SECRETS)
     other_before, zh_keep_before = _project_rows(world["other"]), ZH_KEEP

@@ -6,10 +6,10 @@ The needles are the forgotten texts:
   caught too; replaced wherever they occur;
 - the names of entities that only forgotten memories mentioned (the person, the address...),
   replaced as whole words (any case), e.g. in the query of a recall that asked about them.
-A hard forget of thousands of memories has tens of thousands of needles: rows are read once and
-searched in Python with an Aho-Corasick automaton (all needles in one pass over each string, any
-case: a superset), and the strings that hold one are rewritten with the marker REDACTED; changed
-rows are written back in batches.
+Rows that may hold a needle are found in SQL (`ILIKE ANY`, any case: a superset) when the needles are
+few; a hard forget of thousands of memories has tens of thousands of needles, and then the rows are read
+once and searched in Python with an Aho-Corasick automaton (all needles in one pass over each string).
+The strings that hold one are rewritten with the marker REDACTED; changed rows are written back pipelined.
 """
 
 from __future__ import annotations
@@ -158,25 +158,36 @@ def strings_in(value: Any, *, as_json: bool = False) -> Iterator[str]:
             yield from strings_in(item)
 
 
+SQL_NEEDLES_MAX = 200  # up to this many needles the server filters the rows; beyond, Python does (one pass)
+
+
 def ids_matching(table: str, project: Project, text_columns: tuple[str, ...], json_columns: tuple[str, ...],
                  needles: Needles, *, where: str = "") -> list[int]:
-    """Ids of the project's rows in `table` where any column may hold any needle: the rows (narrowed by
-    `where`, an SQL condition) are read in batches and searched in Python, all needles at once."""
+    """Ids of the project's rows in `table` (narrowed by `where`, an SQL condition) where any column may
+    hold any needle. A forget of a few memories has few needles: `ILIKE ANY` in the server, which reads
+    the rows where they are. Thousands of needles would make that one comparison per needle and row, so
+    the rows are then read in batches and searched here, all needles in one pass (Aho-Corasick)."""
     if not needles:
         return []
-    columns = ", ".join(("id", *text_columns, *json_columns))
-    found = []
+    scope = f"project_id = %s {f'AND ({where})' if where else ''}"
+    words = needles.texts + needles.names + sorted(needles.whole)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {columns} FROM {table} WHERE project_id = %s {f'AND ({where})' if where else ''}",
+        if len(words) <= SQL_NEEDLES_MAX:
+            raw, escaped = like_patterns(words), like_patterns(words, as_json=True)
+            tests = [f"{c} ILIKE ANY(%s)" for c in text_columns] + [f"{c}::text ILIKE ANY(%s)" for c in json_columns]
+            cursor.execute(f"SELECT id FROM {table} WHERE {scope} AND ({' OR '.join(tests)})",
+                           [project.pk] + [raw] * len(text_columns) + [escaped] * len(json_columns))
+            return [row[0] for row in cursor.fetchall()]
+        cursor.execute(f"SELECT {', '.join(('id', *text_columns, *json_columns))} FROM {table} WHERE {scope}",
                        [project.pk])
+        found = []
         while rows := cursor.fetchmany(READ_BATCH):
             for row in rows:
-                texts = row[1:1 + len(text_columns)]
-                jsons = row[1 + len(text_columns):]
+                texts, jsons = row[1:1 + len(text_columns)], row[1 + len(text_columns):]
                 if any(needles.found_in(t) for t in texts if t) or any(
                         needles.found_in(s) for value in jsons for s in strings_in(value, as_json=True)):
                     found.append(row[0])
-    return found
+        return found
 
 
 def traces_scrub(project: Project, needles: Needles, *, reached: set[int] = frozenset()) -> int:
