@@ -3,6 +3,7 @@ until no row anywhere holds the forgotten text)."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from io import StringIO
 
@@ -271,3 +272,50 @@ def test_an_llm_summary_is_rewritten_and_its_old_text_scrubbed(project, agent_se
     summary = Memory.objects.get(pk=summary_id)
     assert summary.content == KEEP_2 and summary.dimensions["summary"]["method"] == "extractive"
     assert len(openai_server.chat_requests) == 1  # the rewrite did not call the LLM
+
+
+@pytest.mark.django_db(transaction=True)
+def test_hard_forget_change_rows_built_by_the_server_are_the_snapshots_and_are_published(project, agent_session, world):
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    from memory.engine.events import project_group
+    from memory.engine.snapshots import EDGE_FIELDS
+
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(project_group(project.pk), channel)
+    selection = ForgetFilter(text_contains="quistberg")
+    doomed = forget_selection(project, selection, mode="hard")
+    edges = {e["id"]: e for e in Edge.objects.filter(Q(source_id__in=doomed) | Q(target_id__in=doomed))
+             .values(*EDGE_FIELDS)}
+    memories = {m["id"]: m for m in Memory.objects.filter(pk__in=doomed).values("id", "session_id", "kind", "status")}
+    assert edges and len(memories) == 3
+    last_before = GraphChange.objects.order_by("-id").values_list("id", flat=True).first()
+    forget_run(project=project, actor="user:1", selection=selection, mode="hard")  # publishes at its commit
+
+    written = list(GraphChange.objects.filter(id__gt=last_before).order_by("id"))
+    ops = ("edge.deleted", "memory.deleted", "interaction.redacted")
+    by_op = {op: [c for c in written if c.op == op] for op in ops}
+    assert {c.object_id: c.before for c in by_op["edge.deleted"]} == {
+        pk: {**edge, "rationale": REDACTED} for pk, edge in edges.items()}
+    assert all(c.session_id == edges[c.object_id]["session_id"] and c.after is None for c in by_op["edge.deleted"])
+    tombstones = {c.object_id: c.before for c in by_op["memory.deleted"]}
+    for pk, memory in memories.items():  # the summary of only these goes too
+        assert tombstones[pk] == {**memory, "content": REDACTED}
+    assert by_op["interaction.redacted"] and all(c.after == {"content": REDACTED} and c.session_id
+                                                  for c in by_op["interaction.redacted"])
+    assert [c.id for c in written] == sorted(c.id for c in written) and written[-1].op == "maintenance.forget"
+    assert written.index(by_op["edge.deleted"][-1]) < written.index(by_op["memory.deleted"][0])
+
+    async def received() -> list[int]:
+        ids = []
+        while True:  # until nothing more arrives
+            try:
+                message = await asyncio.wait_for(layer.receive(channel), timeout=0.5)
+            except TimeoutError:
+                return ids
+            ids += [change["id"] for change in message["changes"]]
+
+    published = async_to_sync(received)()  # every change row reached the project's listeners, in id order
+    assert published == [c.id for c in written]

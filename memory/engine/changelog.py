@@ -8,6 +8,8 @@ is released at commit, so changes of one project are numbered in the order they 
 A long write (the pipeline's) collects its changes with `changes_deferred()` and appends them all
 in one statement at the end: the project lock is then held only from that statement to the
 commit, so workers of one project overlap everything else, and one round trip replaces several.
+A write of tens of thousands of rows (a hard forget) has the server build their change rows from
+the rows themselves (`changes_append_select`): nothing is read into Python or sent back.
 """
 
 from __future__ import annotations
@@ -89,6 +91,26 @@ def changes_deferred() -> Iterator[None]:
         _pending.changes = None
     if changes:
         _append(changes)
+
+
+def changes_append_select(*, project: Project, actor: str, op: str, object_type: str, rows_sql: str,
+                          params: list[Any]) -> list[int]:
+    """Append one change per row of `rows_sql`, a SELECT of (session_id, object_id, before, after, n)
+    built by the server (n orders them), after the changes queued so far, so ids keep the order in which
+    the changes were made. Returns their ids; they are published after the commit."""
+    op = Op(op)
+    if _pending.changes:
+        _append(_pending.changes)
+        _pending.changes = []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {GraphChange._meta.db_table} ({COLUMNS}) "
+            f"SELECT %s, v.session_id, %s, %s, %s, v.object_id, v.before, v.after, now() "
+            f"FROM (SELECT pg_advisory_xact_lock(%s, %s)) AS lock, ({rows_sql}) AS v ORDER BY v.n RETURNING id",
+            [project.pk, actor, str(op), object_type, LOCK_NAMESPACE, project.pk, *params])
+        ids = sorted(row[0] for row in cursor.fetchall())
+    events.publish_stored_on_commit(ids)
+    return ids
 
 
 APPEND_ROWS = 10_000  # rows per statement (one array per column), so a huge forget still sends bounded messages

@@ -59,6 +59,10 @@ def normalized(text: str) -> str:
     return NORMALIZE_RE.sub(" ", text.lower()).strip()
 
 
+CJK_CHAR = re.compile("[\u4e00-\u9fff]")
+
+
 def information_length(text: str) -> int:
-    """Characters, with a CJK character counted like a short English word."""
-    return sum(3 if "\u4e00" <= ch <= "\u9fff" else 1 for ch in text.strip())
+    """Characters, with a CJK character counted like a short English word (3)."""
+    stripped = text.strip()
+    return len(stripped) + 2 * len(CJK_CHAR.findall(stripped))

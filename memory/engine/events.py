@@ -67,6 +67,28 @@ def publish_on_commit(changes: list[GraphChange]) -> None:
     transaction.on_commit(lambda: publish(changes))
 
 
+PUBLISH_READ_ROWS = 5000  # change rows read back per publication
+
+
+def publish_stored_on_commit(change_ids: list[int]) -> None:
+    """Changes the server wrote itself (`changelog.changes_append_select`): read back and published once
+    their transaction commits, only if someone in this process's layer may listen."""
+    if change_ids:
+        transaction.on_commit(lambda: _publish_stored(change_ids))
+
+
+def _publish_stored(change_ids: list[int]) -> None:
+    if _bridge_delivers():
+        return
+    layer = get_channel_layer()
+    if layer is None or (isinstance(layer, InMemoryChannelLayer) and not any(layer.groups.values())):
+        return
+    from ..models import GraphChange
+
+    for start in range(0, len(change_ids), PUBLISH_READ_ROWS):
+        publish(list(GraphChange.objects.filter(pk__in=change_ids[start:start + PUBLISH_READ_ROWS]).order_by("id")))
+
+
 def publish(changes: list[GraphChange]) -> None:
     """Send committed changes to their groups; a broken channel layer never fails the caller."""
     if _bridge_delivers():

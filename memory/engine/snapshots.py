@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Model, QuerySet
+from django.db.models import Model
 
 from ..models import Edge, GraphChange, Interaction, Memory
 
@@ -35,10 +35,17 @@ def edge_snapshot(edge: Edge) -> dict[str, Any]:
     return snapshot(edge, EDGE_FIELDS)
 
 
-def edge_snapshots(edges: QuerySet) -> list[dict[str, Any]]:
-    """Snapshots of many edges at once, read as values (tens of thousands of model instances cost more
-    than the deletion they are written for). No edge field is a datetime, so the values are the snapshot."""
-    return list(edges.values(*EDGE_FIELDS))
+def snapshot_sql(model: type[Model], fields: tuple[str, ...], alias: str, replaced: tuple[str, ...] = ()) -> str:
+    """The snapshot of a row built by the server (jsonb), for change rows written in SQL; each field of
+    `replaced` takes the next %s parameter instead of its value. Not for datetime fields (the server
+    would write them in its own format)."""
+    parts = []
+    for name in fields:
+        column = model._meta.get_field(name)
+        if column.get_internal_type() in ("DateTimeField", "DateField"):
+            raise ValueError(f"snapshot_sql cannot write {name}, a date, as snapshot() does")
+        parts.append(f"'{name}', {'%s::text' if name in replaced else f'{alias}.{column.column}'}")
+    return f"jsonb_build_object({', '.join(parts)})"
 
 
 def change_snapshot(change: GraphChange) -> dict[str, Any]:

@@ -23,7 +23,6 @@ from typing import Any
 
 import ahocorasick
 from django.db import connection
-from django.db.models import Q
 
 from ...models import GraphChange, Interaction, Memory, Project, RecallTrace
 from ..cues import information_length
@@ -35,6 +34,12 @@ MIN_NAME_NEEDLE = 4  # information length: "Bob" stays, "Quistberg" and "小明"
 MEMORY_CONTENT_FIELDS = ("content",)
 MEMORY_DERIVED_FIELDS = ("dimensions",)  # entities, values and keywords extracted from the content
 INTERACTION_FIELDS = ("content", "metadata", "reason")
+
+
+def _json_escaped(text: str) -> str:
+    """A string as it appears inside JSON text (quotes, backslashes and control characters escaped, the
+    rest as it is, as both json.dumps and PostgreSQL's jsonb output write it)."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 def _automaton(words: Iterable[tuple[str, str]]) -> ahocorasick.Automaton | None:
@@ -81,12 +86,15 @@ class Needles:
         return bool(self.texts or self.names or self.whole)
 
     def _built(self) -> tuple:
-        """(texts as they are, everything folded to lower case, the names' pattern), built once per change."""
+        """(texts as they are, everything folded to lower case, the names' pattern, everything as written
+        inside JSON text and folded), built once per change."""
         if self._index is None:
             exact = _automaton((t, t) for t in self.texts)
             folded = _automaton((n.lower(), n) for n in self.texts + self.names if n.lower())
             parts = [rf"(?<!\w){re.escape(n)}(?!\w)" if n.isascii() else re.escape(n) for n in self.names]
-            self._index = (exact, folded, re.compile("|".join(parts), re.IGNORECASE) if parts else None)
+            in_json = _automaton([(_json_escaped(n).lower(), n) for n in self.texts + self.names if n.lower()]
+                                 + [(f'"{_json_escaped(w).lower()}"', w) for w in self.whole])
+            self._index = (exact, folded, re.compile("|".join(parts), re.IGNORECASE) if parts else None, in_json)
         return self._index
 
     def found_in(self, text: str) -> bool:
@@ -96,12 +104,18 @@ class Needles:
         folded = self._built()[1]
         return text.strip() in self.whole or (folded is not None and next(folded.iter(text.lower()), None) is not None)
 
+    def found_in_json(self, raw: str) -> bool:
+        """The same for a JSON document as the server writes it (a superset again: keys are searched too),
+        without parsing it: a hard forget searches every change row of the project."""
+        in_json = self._built()[3]
+        return bool(raw) and in_json is not None and next(in_json.iter(raw.lower()), None) is not None
+
     def redact(self, text: str) -> str:
         if not text:
             return text
         if text.strip() in self.whole:
             return REDACTED
-        exact, _, names = self._built()
+        exact, _, names, _ = self._built()
         if exact is not None:
             for needle in sorted({n for _, n in exact.iter(text)}, key=lambda n: (-len(n), n)):
                 text = text.replace(needle, REDACTED)
@@ -124,23 +138,30 @@ def like_patterns(needles: list[str], *, as_json: bool = False) -> list[str]:
     """LIKE patterns matching each needle as stored: raw in text columns, JSON-escaped in jsonb::text."""
     patterns = []
     for needle in needles:
-        text = json.dumps(needle, ensure_ascii=False)[1:-1] if as_json else needle
+        text = _json_escaped(needle) if as_json else needle
         patterns.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
     return patterns
 
 
-READ_BATCH = 2000
+READ_BATCH = 2000  # rows per fetch when the needles are searched here
+
+
 def rows_update(model: type, fields: list[str], objects: list) -> None:
-    """Write these fields of the objects back, one pipelined UPDATE per row (Django's bulk_update builds
-    a CASE per field and row, which costs more than the writes)."""
+    """Write these fields of the objects (anything with `pk` and the fields' attributes) back in one
+    UPDATE from one array per column (Django's bulk_update builds a CASE per field and row; an UPDATE
+    per row costs a round trip's work per row)."""
     if not objects:
         return
     columns = [model._meta.get_field(name) for name in fields]
-    sql = (f"UPDATE {model._meta.db_table} SET {', '.join(f'{c.column} = %s' for c in columns)} "
-           f"WHERE {model._meta.pk.column} = %s")
-    rows = [[c.get_db_prep_value(getattr(obj, c.attname), connection) for c in columns] + [obj.pk] for obj in objects]
+    pk = model._meta.pk
+    names = ", ".join(["pk", *(c.column for c in columns)])
+    arrays = ", ".join([f"%s::{pk.db_type(connection)}[]", *(f"%s::{c.db_type(connection)}[]" for c in columns)])
+    sql = (f"UPDATE {model._meta.db_table} t SET {', '.join(f'{c.column} = v.{c.column}' for c in columns)} "
+           f"FROM unnest({arrays}) AS v({names}) WHERE t.{pk.column} = v.pk")
+    values = [[obj.pk for obj in objects]]
+    values += [[c.get_db_prep_value(getattr(obj, c.attname), connection) for obj in objects] for c in columns]
     with connection.cursor() as cursor:
-        cursor.executemany(sql, rows)
+        cursor.execute(sql, values)
 
 
 def strings_in(value: Any, *, as_json: bool = False) -> Iterator[str]:
@@ -185,7 +206,8 @@ def ids_matching(table: str, project: Project, text_columns: tuple[str, ...], js
             for row in rows:
                 texts, jsons = row[1:1 + len(text_columns)], row[1 + len(text_columns):]
                 if any(needles.found_in(t) for t in texts if t) or any(
-                        needles.found_in(s) for value in jsons for s in strings_in(value, as_json=True)):
+                        needles.found_in_json(value) if isinstance(value, str) else
+                        any(needles.found_in(s) for s in strings_in(value)) for value in jsons if value):
                     found.append(row[0])
         return found
 
@@ -198,9 +220,13 @@ def traces_scrub(project: Project, needles: Needles, *, reached: set[int] = froz
     question asked about what was forgotten in words of its own ("locker code ZX-4471?")."""
     texts, jsons = ("query", "context", "narrative"), ("seeds", "activations", "ranking", "params", "context_lines")
     columns = texts + jsons
-    reaching = set(RecallTrace.objects.filter(project=project).filter(
-        Q(touched_ids__overlap=list(reached)) | Q(returned_ids__overlap=list(reached))).values_list("id", flat=True)) \
-        if reached else set()
+    reaching = set()
+    if reached:  # one array parameter (the ORM's `overlap` would build an expression per id)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT id FROM {RecallTrace._meta.db_table} WHERE project_id = %s "
+                           "AND (touched_ids && %s::bigint[] OR returned_ids && %s::bigint[])",
+                           [project.pk, sorted(reached), sorted(reached)])
+            reaching = {row[0] for row in cursor.fetchall()}
     candidates = reaching | set(ids_matching(RecallTrace._meta.db_table, project, texts, jsons, needles))
     changed = []
     for trace in RecallTrace.objects.filter(pk__any_of=candidates).order_by("id"):
@@ -219,78 +245,102 @@ def traces_scrub(project: Project, needles: Needles, *, reached: set[int] = froz
     return len(changed)
 
 
-def _blank_fields(snapshot: Any, content: tuple[str, ...], derived: tuple[str, ...] = ()) -> Any:
-    if not isinstance(snapshot, dict):
-        return snapshot
-    blanked = {**snapshot}
-    for name in content:
-        if name in blanked and blanked[name] not in (None, "", {}, []):
-            blanked[name] = REDACTED
-    for name in derived:
-        if name in blanked and blanked[name]:
-            blanked[name] = {}
-    return blanked
-
-
 BLANKED = {"memory": (MEMORY_CONTENT_FIELDS, MEMORY_DERIVED_FIELDS), "edge": (("rationale",), ()),
            "interaction": (INTERACTION_FIELDS, ())}
+EMPTY_JSON = "('null', '\"\"', '{}', '[]')"  # jsonb values with nothing to blank (None, "", {}, [])
+
+
+def _blanked_sql(column: str, content: tuple[str, ...], derived: tuple[str, ...]) -> str:
+    """A snapshot column (jsonb) with its content fields replaced by REDACTED (the %s parameters, one per
+    content field) and its derived fields emptied, where they hold anything; other values unchanged."""
+    parts = [f"'{name}', CASE WHEN {column}->'{name}' NOT IN {EMPTY_JSON} THEN to_jsonb(%s::text) END"
+             for name in content]
+    parts += [f"'{name}', CASE WHEN {column}->'{name}' NOT IN {EMPTY_JSON[:-1]}, 'false', '0') "
+              f"THEN '{{}}'::jsonb END" for name in derived]
+    return (f"CASE WHEN jsonb_typeof({column}) = 'object' "
+            f"THEN {column} || jsonb_strip_nulls(jsonb_build_object({', '.join(parts)})) ELSE {column} END")
+
+
+def _change_rows_about(project: Project, objects: dict[str, set[int]], up_to_id: int) -> dict[str, list[int]]:
+    """Ids of the change rows (up to `up_to_id`) about these objects, per object type. Read as three small
+    columns and matched here: `object_id = ANY(ten thousand ids)` is a linear search per row, and no
+    index holds object ids."""
+    found: dict[str, list[int]] = {object_type: [] for object_type in objects}
+    if not objects:
+        return found
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id, object_type, object_id FROM {GraphChange._meta.db_table} "
+                       "WHERE project_id = %s AND id <= %s AND object_type = ANY(%s)",
+                       [project.pk, up_to_id, sorted(objects)])
+        for change_id, object_type, object_id in cursor.fetchall():
+            if object_id in objects[object_type]:
+                found[object_type].append(change_id)
+    return found
+
+
+def _blank(object_type: str, change_ids: list[int]) -> set[int]:
+    """The content of the forgotten object leaves these change rows, in one UPDATE built by the server:
+    a hard forget of 10,000 memories blanks tens of thousands of rows. Returns the ids changed."""
+    content, derived = BLANKED[object_type]
+    table = GraphChange._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH blanked AS (SELECT id, {_blanked_sql('before', content, derived)} AS before, "
+            f"{_blanked_sql('after', content, derived)} AS after FROM {table} WHERE id = ANY(%s)) "
+            f"UPDATE {table} g SET before = b.before, after = b.after FROM blanked b WHERE g.id = b.id "
+            f"AND (g.before IS DISTINCT FROM b.before OR g.after IS DISTINCT FROM b.after) RETURNING g.id",
+            [REDACTED] * (2 * len(content)) + [change_ids])
+        return {row[0] for row in cursor.fetchall()}
 
 
 def changes_scrub(project: Project, needles: Needles, *, memory_ids: set[int], edge_ids: set[int],
                   interaction_ids: set[int], up_to_id: int) -> int:
     """Change-log snapshots: the content of forgotten objects (in rows up to `up_to_id`, written
-    before this forget) is replaced whole, and any occurrence of forgotten text anywhere in
+    before this forget) is replaced whole, and then any occurrence of forgotten text anywhere in
     before/after is replaced in place. Ids stay. Returns how many rows changed."""
-    by_object = {"memory": memory_ids, "edge": edge_ids, "interaction": interaction_ids}
-    rows: dict[int, SimpleNamespace] = {}  # id, object_type, before, after: plain values, no model instances
-    blank: set[int] = set()
-    fields = ("id", "object_type", "before", "after")
-
-    def read(queryset) -> Iterator[SimpleNamespace]:
-        for values in queryset.values_list(*fields):
-            yield SimpleNamespace(pk=values[0], **dict(zip(fields, values, strict=True)))
-
-    for object_type, ids in by_object.items():
-        if ids:
-            for change in read(GraphChange.objects.filter(project=project, id__lte=up_to_id,
-                                                          object_type=object_type, object_id__any_of=ids)):
-                rows[change.pk] = change
-                blank.add(change.pk)
-    matching = set(ids_matching(GraphChange._meta.db_table, project, (), ("before", "after"), needles)) - set(rows)
-    for change in read(GraphChange.objects.filter(pk__any_of=matching)):
-        rows.setdefault(change.pk, change)
-    changed = []
-    for change in rows.values():
-        before, after = change.before, change.after
-        if change.pk in blank:
-            before, after = (_blank_fields(s, *BLANKED[change.object_type]) for s in (before, after))
-        before, after = redact_json(before, needles), redact_json(after, needles)
-        if (before, after) != (change.before, change.after):
-            change.before, change.after = before, after
-            changed.append(change)
-    rows_update(GraphChange, ["before", "after"], changed)
+    objects = {kind: ids for kind, ids in {"memory": memory_ids, "edge": edge_ids,
+                                           "interaction": interaction_ids}.items() if ids}
+    changed: set[int] = set()
+    for object_type, change_ids in _change_rows_about(project, objects, up_to_id).items():
+        if change_ids:
+            changed |= _blank(object_type, change_ids)
+    matching = ids_matching(GraphChange._meta.db_table, project, (), ("before", "after"), needles)
+    rows = []
+    for pk, before, after in GraphChange.objects.filter(pk__any_of=matching).values_list("id", "before", "after"):
+        redacted = SimpleNamespace(pk=pk, before=redact_json(before, needles), after=redact_json(after, needles))
+        if (redacted.before, redacted.after) != (before, after):
+            rows.append(redacted)
+            changed.add(pk)
+    rows_update(GraphChange, ["before", "after"], rows)
     return len(changed)
 
 
-def interactions_scrub(project: Project, needles: Needles, *, whole_ids: set[int]) -> dict[int, int]:
+def interactions_scrub(project: Project, needles: Needles, *, whole_ids: set[int]) -> set[int]:
     """Source interactions of forgotten memories lose their content and metadata; other interactions
     that back no memory lose the forgotten text they repeat. Interactions backing a surviving memory
-    are left alone (that memory still holds what they say). Returns {interaction id: session id}."""
+    are left alone (that memory still holds what they say). Returns the ids of those changed.
+
+    The sources are emptied first, in one UPDATE (ten thousand of them in a large forget); only the rows
+    that still hold forgotten text afterwards (in any column) are read and rewritten here."""
     table, sources = Interaction._meta.db_table, Memory.sources.through._meta.db_table
     backing_none = f"NOT EXISTS (SELECT 1 FROM {sources} s WHERE s.interaction_id = {table}.id)"
-    candidates = set(whole_ids) | set(ids_matching(table, project, ("content", "reason"), ("metadata", "scores"),
-                                                   needles, where=backing_none))
-    changed, rows = {}, []
-    for interaction in Interaction.objects.filter(pk__any_of=candidates, memories__isnull=True).order_by("id"):
-        values = {"content": needles.redact(interaction.content), "reason": needles.redact(interaction.reason),
-                  "metadata": redact_json(interaction.metadata, needles),
-                  "scores": redact_json(interaction.scores, needles)}
-        if interaction.pk in whole_ids:
-            values.update(content=REDACTED, metadata={})
-        if any(values[name] != getattr(interaction, name) for name in values):
-            for name, value in values.items():
-                setattr(interaction, name, value)
-            rows.append(interaction)
-            changed[interaction.pk] = interaction.session_id
+    changed: set[int] = set()
+    if whole_ids:
+        with connection.cursor() as cursor:
+            cursor.execute(f"UPDATE {table} SET content = %s, metadata = '{{}}'::jsonb WHERE id = ANY(%s) "
+                           f"AND {backing_none} AND (content <> %s OR metadata <> '{{}}'::jsonb) RETURNING id",
+                           [REDACTED, sorted(whole_ids), REDACTED])
+            changed = {row[0] for row in cursor.fetchall()}
+    candidates = ids_matching(table, project, ("content", "reason"), ("metadata", "scores"), needles,
+                              where=backing_none)
+    rows = []
+    columns = ("id", "content", "reason", "metadata", "scores")
+    for values in Interaction.objects.filter(pk__any_of=candidates).order_by("id").values_list(*columns):
+        interaction = SimpleNamespace(pk=values[0], **dict(zip(columns[1:], values[1:], strict=True)))
+        redacted = {"content": needles.redact(interaction.content), "reason": needles.redact(interaction.reason),
+                    "metadata": redact_json(interaction.metadata, needles),
+                    "scores": redact_json(interaction.scores, needles)}
+        if any(redacted[name] != getattr(interaction, name) for name in redacted):
+            rows.append(SimpleNamespace(pk=interaction.pk, **redacted))
     rows_update(Interaction, ["content", "reason", "metadata", "scores"], rows)
-    return changed
+    return changed | {interaction.pk for interaction in rows}
