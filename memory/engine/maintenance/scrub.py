@@ -25,6 +25,7 @@ import ahocorasick
 from django.db import connection
 
 from ...models import GraphChange, Interaction, Memory, Project, RecallTrace
+from ...models.lookups import id_array
 from ..cues import information_length
 from .common import REDACTED
 from .extractive import split_sentences
@@ -158,7 +159,8 @@ def rows_update(model: type, fields: list[str], objects: list) -> None:
     arrays = ", ".join([f"%s::{pk.db_type(connection)}[]", *(f"%s::{c.db_type(connection)}[]" for c in columns)])
     sql = (f"UPDATE {model._meta.db_table} t SET {', '.join(f'{c.column} = v.{c.column}' for c in columns)} "
            f"FROM unnest({arrays}) AS v({names}) WHERE t.{pk.column} = v.pk")
-    values = [[obj.pk for obj in objects]]
+    objects = sorted(objects, key=lambda obj: obj.pk)  # the order of id_array's literal
+    values = [id_array(obj.pk for obj in objects)]
     values += [[c.get_db_prep_value(getattr(obj, c.attname), connection) for obj in objects] for c in columns]
     with connection.cursor() as cursor:
         cursor.execute(sql, values)
@@ -225,7 +227,7 @@ def traces_scrub(project: Project, needles: Needles, *, reached: set[int] = froz
         with connection.cursor() as cursor:
             cursor.execute(f"SELECT id FROM {RecallTrace._meta.db_table} WHERE project_id = %s "
                            "AND (touched_ids && %s::bigint[] OR returned_ids && %s::bigint[])",
-                           [project.pk, sorted(reached), sorted(reached)])
+                           [project.pk, id_array(reached), id_array(reached)])
             reaching = {row[0] for row in cursor.fetchall()}
     candidates = reaching | set(ids_matching(RecallTrace._meta.db_table, project, texts, jsons, needles))
     changed = []
@@ -286,10 +288,10 @@ def _blank(object_type: str, change_ids: list[int]) -> set[int]:
     with connection.cursor() as cursor:
         cursor.execute(
             f"WITH blanked AS (SELECT id, {_blanked_sql('before', content, derived)} AS before, "
-            f"{_blanked_sql('after', content, derived)} AS after FROM {table} WHERE id = ANY(%s)) "
+            f"{_blanked_sql('after', content, derived)} AS after FROM {table} WHERE id = ANY(%s::bigint[])) "
             f"UPDATE {table} g SET before = b.before, after = b.after FROM blanked b WHERE g.id = b.id "
             f"AND (g.before IS DISTINCT FROM b.before OR g.after IS DISTINCT FROM b.after) RETURNING g.id",
-            [REDACTED] * (2 * len(content)) + [change_ids])
+            [REDACTED] * (2 * len(content)) + [id_array(change_ids)])
         return {row[0] for row in cursor.fetchall()}
 
 
@@ -327,9 +329,9 @@ def interactions_scrub(project: Project, needles: Needles, *, whole_ids: set[int
     changed: set[int] = set()
     if whole_ids:
         with connection.cursor() as cursor:
-            cursor.execute(f"UPDATE {table} SET content = %s, metadata = '{{}}'::jsonb WHERE id = ANY(%s) "
+            cursor.execute(f"UPDATE {table} SET content = %s, metadata = '{{}}'::jsonb WHERE id = ANY(%s::bigint[]) "
                            f"AND {backing_none} AND (content <> %s OR metadata <> '{{}}'::jsonb) RETURNING id",
-                           [REDACTED, sorted(whole_ids), REDACTED])
+                           [REDACTED, id_array(whole_ids), REDACTED])
             changed = {row[0] for row in cursor.fetchall()}
     candidates = ids_matching(table, project, ("content", "reason"), ("metadata", "scores"), needles,
                               where=backing_none)
