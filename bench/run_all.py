@@ -171,16 +171,18 @@ def write_report(sections: dict, pg: str, pgvector: str, today: str) -> None:
     ]
     writers = {"embedding": _embedding, "ann": _ann, "accept": _accept, "ingest": _ingest, "recall": _recall,
                "web": _web, "forget": _forget}
-    kept = _report_sections(REPORT.read_text() if REPORT.exists() else "")
+    previous = REPORT.read_text() if REPORT.exists() else ""
+    kept = _report_sections(previous)
     for name in ("embedding", "ann", "accept", "recall", "ingest", "forget", "web"):
         if name in sections:
             lines += writers[name](sections[name]["data"], _note(sections[name], today))
         elif name in kept:
             heading, *rest = kept[name]
-            marked = heading if "(measured" in heading or "kept from" in heading else \
-                f"{heading} (kept from the previous report: no stored numbers)"
-            lines += [marked, *rest]
-    REPORT.write_text("\n".join(lines))
+            lines += [heading if "kept from" in heading else f"{heading} (kept from an earlier report)", *rest]
+    if any(name not in sections for name in kept):
+        lines[2] += (" Sections marked *kept from an earlier report* have no stored numbers here; their text is the"
+                     " previous report's, measured at an earlier commit.")
+    REPORT.write_text("\n".join(lines).rstrip("\n") + "\n")
     print(f"wrote {REPORT}")
 
 
