@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 from django.db.models import Q
 from django.utils import timezone
 
+from curation.models import CurationAct
 from memory.engine.ingest import InteractionInput, interactions_accept
 from memory.engine.maintenance.common import REDACTED
 from memory.engine.maintenance.forget import ForgetFilter, forget_run, forget_selection
@@ -42,7 +43,8 @@ def _ingest(session, texts: list[str], kind: str = "user_input", minutes_ago: in
 @pytest.fixture
 def world(project, agent_session):
     """Through the real write path: memories, a merged duplicate from another session, two summaries,
-    an edge whose rationale quotes the secret, a recall trace and the change log of all of it."""
+    an edge whose rationale quotes the secret, a recall trace, a curator's reason quoting the secret and
+    the change log of all of it."""
     _ingest(agent_session, [KEEP_1, SECRET, KEEP_2, SECRET_2])
     other = session_create(project=project, title="Second session", task="Hotel logistics", actor="t")
     _ingest(other, [SECRET], minutes_ago=30)
@@ -59,6 +61,9 @@ def world(project, agent_session):
         "rationale": "the passport X9983451 in the safe made the hotel booking necessary"})
     trace = memory_recall(project=project, query=RecallQuery("Where does Veronika Quistberg keep her passport?", k=5),
                           actor="t").trace
+    CurationAct.objects.create(project=project, session=agent_session, actor="user:1", kind="approve",
+                               object_type="memory", object_id=m[SECRET].pk,
+                               reason="right: passport X9983451 is in the hotel safe")  # a reason quoting it
     assert "X9983451" in trace.context
     return {"m": m, "duplicate": duplicate, "summary_1": summary_1, "summary_2": summary_2, "trace": trace,
             "other": other}
@@ -102,6 +107,7 @@ def test_hard_forget_leaves_no_trace_anywhere(project, agent_session, world):
     kept_ids = [(e["memory_id"], e["rank"], e["score"]) for e in trace.ranking]
     assert kept_ids == [(e["memory_id"], e["rank"], e["score"]) for e in world["trace"].ranking]
     assert REDACTED in trace.context and REDACTED in {e["content"] for e in trace.ranking}
+    assert real.counts["notes_scrubbed"] == 1 and CurationAct.objects.get().reason == REDACTED  # about a gone one
     assert Interaction.objects.count() == interactions_before  # scrubbed, not deleted
     assert Interaction.objects.filter(content=REDACTED).count() >= 3  # two sources + the other session's one
     ops = list(GraphChange.objects.filter(actor="user:1").order_by("id").values_list("op", flat=True))

@@ -16,7 +16,7 @@ function countLabels() {
     embeddings: gettext("embeddings deleted"), entities: gettext("entities deleted (no one else names them)"),
     interactions_redacted: gettext("interactions emptied"), traces_scrubbed: gettext("recall traces rewritten"),
     changes_scrubbed: gettext("change-log rows rewritten"), summaries_rewritten: gettext("summaries rewritten"),
-    summaries_deleted: gettext("summaries deleted"),
+    summaries_deleted: gettext("summaries deleted"), notes_scrubbed: gettext("curators' reasons rewritten"),
   };
 }
 

@@ -22,6 +22,7 @@ Hard, in one transaction (all or nothing), what SPEC calls the cascade:
   (whole or one of its sentences, and the full names of the entities deleted) is replaced by
   "[forgotten]"; a recall that reached a forgotten memory loses its whole query, context and
   narrative (a question about the locker code names the code, in words no sentence of the memory has);
+- free text other apps registered (a curator's reason quoting the memory) loses it the same way;
 - the change log records each deletion without content, plus one `maintenance.forget` audit row.
 """
 
@@ -67,7 +68,7 @@ from .common import (
     rolled_back_if,
     session_in,
 )
-from .scrub import Needles, changes_scrub, ids_matching, interactions_scrub, traces_scrub
+from .scrub import Needles, changes_scrub, free_text_scrub, ids_matching, interactions_scrub, traces_scrub
 from .summarise import extractive_text, summary_rewrite
 
 MODES = ("soft", "hard")
@@ -247,6 +248,8 @@ class _Hard:
             params=[REDACTED, id_array(scrubbed)])
         self.report.counts["interactions_redacted"] = len(scrubbed)
         self.report.counts["traces_scrubbed"] = traces_scrub(self.project, self.needles, reached=self.doomed)
+        self.report.counts["notes_scrubbed"] = free_text_scrub(
+            self.project, self.needles, gone={"memory": self.doomed, "edge": edge_ids})
         self.report.counts["changes_scrubbed"] = changes_scrub(
             self.project, self.needles, memory_ids=self.doomed | self.rewritten, edge_ids=edge_ids,
             interaction_ids=scrubbed, up_to_id=last_change_id)

@@ -23,6 +23,7 @@ from typing import Any
 
 import ahocorasick
 from django.db import connection
+from django.db.models import Q
 
 from ...models import GraphChange, Interaction, Memory, Project, RecallTrace
 from ...models.lookups import id_array
@@ -346,3 +347,47 @@ def interactions_scrub(project: Project, needles: Needles, *, whole_ids: set[int
             rows.append(SimpleNamespace(pk=interaction.pk, **redacted))
     rows_update(Interaction, ["content", "reason", "metadata", "scores"], rows)
     return changed | {interaction.pk for interaction in rows}
+
+
+# Free text of other apps that may quote memories (a curator's reason for an act), with the fields that
+# say which object the row is about; each app registers its own (in its AppConfig.ready), so the engine
+# imports none of theirs.
+@dataclass(frozen=True)
+class FreeText:
+    model: type
+    fields: tuple[str, ...]
+    object_type_field: str = "object_type"
+    object_id_field: str = "object_id"
+
+
+FREE_TEXT: list[FreeText] = []
+
+
+def free_text_register(entry: FreeText) -> None:
+    if entry not in FREE_TEXT:
+        FREE_TEXT.append(entry)
+
+
+def free_text_scrub(project: Project, needles: Needles, *, gone: dict[str, set[int]]) -> int:
+    """Registered free text: a row about a forgotten object (`gone`: object type → ids) loses it whole
+    (a reason words what it judged in its own way); any other row loses the forgotten text it quotes.
+    Returns the rows changed."""
+    changed = 0
+    for entry in FREE_TEXT:
+        model, fields = entry.model, entry.fields
+        about = Q()
+        for object_type, ids in gone.items():
+            if ids:
+                about |= Q(**{entry.object_type_field: object_type, f"{entry.object_id_field}__any_of": ids})
+        rows_about = model.objects.filter(project=project).filter(about) if about else model.objects.none()
+        whole = set(rows_about.values_list("pk", flat=True))
+        columns = tuple(model._meta.get_field(name).column for name in fields)
+        candidates = whole | set(ids_matching(model._meta.db_table, project, columns, (), needles))
+        rows = []
+        for pk, *values in model.objects.filter(pk__any_of=candidates).values_list("pk", *fields):
+            redacted = [REDACTED if pk in whole and value else needles.redact(value) for value in values]
+            if redacted != values:
+                rows.append(SimpleNamespace(pk=pk, **dict(zip(fields, redacted, strict=True))))
+        rows_update(model, list(fields), rows)
+        changed += len(rows)
+    return changed
