@@ -48,6 +48,23 @@ class EdgeResult:
     lost_endpoint: int  # labelled edges with an endpoint that never became a memory
     reversed: int  # predicted pairs that are labelled the other way round
     by_relation: dict[str, int] = field(default_factory=dict)  # predicted (scored) edges per relation
+    # (rule, relation) -> [edges predicted, edges standing for a labelled pair]: which rules earn their edges
+    by_rule: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+
+
+# The rule that made an edge, told by how its rationale begins (memory/engine/inference.py, pipeline.py,
+# supersede.py write them); "human" and "llm" edges are named by their origin.
+RULE_PREFIXES = (("tool result", "tool call → result"), ("cue ", "causal cue word"),
+                 ("decision resting", "decision on an earlier one"), ("bound by", "value set by a constraint"),
+                 ("tool call carrying", "tool call for a request"), ("reuses", "reused value"),
+                 ("returns to", "topic returned to"), ("new ", "new value of an attribute"),
+                 ("announced change", "announced change of a value"))
+
+
+def edge_rule(origin: str, rationale: str) -> str:
+    if origin != "rule":
+        return origin
+    return next((name for prefix, name in RULE_PREFIXES if rationale.startswith(prefix)), "other rule")
 
 
 def evaluate_questions(ingested: IngestedFile, presets: list[str], k: int | None = None,
@@ -103,17 +120,21 @@ def evaluate_edges(ingested: IngestedFile) -> EdgeResult:
     predicted: dict[tuple[str, str], set[str]] = {}
     by_relation: dict[str, int] = {}
     edges = Edge.objects.filter(project=ingested.project).exclude(relation__in=UNSCORED_RELATIONS)
-    for source_id, target_id, relation in edges.values_list("source_id", "target_id", "relation"):
+    labelled = {(e.parent, e.child): e.relation for e in ingested.spec.edges}
+    by_rule: dict[tuple[str, str], list[int]] = {}
+    for source_id, target_id, relation, origin, rationale in edges.values_list(
+            "source_id", "target_id", "relation", "origin", "rationale"):
         by_relation[relation] = by_relation.get(relation, 0) + 1
         parents = ingested.sources.get(source_id) or [f"#{source_id}"]
         children = ingested.sources.get(target_id) or [f"#{target_id}"]
-        for parent in parents:
-            for child in children:
-                if parent != child:
-                    predicted.setdefault((parent, child), set()).add(relation)
-    labelled = {(e.parent, e.child): e.relation for e in ingested.spec.edges}
+        pairs = {(parent, child) for parent in parents for child in children if parent != child}
+        for pair in pairs:
+            predicted.setdefault(pair, set()).add(relation)
+        counts = by_rule.setdefault((edge_rule(origin, rationale), relation), [0, 0])
+        counts[0] += 1
+        counts[1] += bool(pairs & labelled.keys())
     lost = sum(1 for e in ingested.spec.edges if not (ingested.kept(e.parent) and ingested.kept(e.child)))
     reversed_pairs = sum(1 for (a, b) in predicted if (b, a) in labelled and (a, b) not in labelled)
     return EdgeResult(file=ingested.spec.name, language=ingested.spec.language,
                       scores=edge_scores(predicted, labelled), lost_endpoint=lost, reversed=reversed_pairs,
-                      by_relation=by_relation)
+                      by_relation=by_relation, by_rule=by_rule)

@@ -74,6 +74,7 @@ def summarize(ingested: list[IngestedFile], questions: list[QuestionResult], edg
             "by_language": {lang: edges_of(lambda e, lang=lang: e.language == lang) for lang in LANGUAGES},
             "by_file": {e.file: edges_of(lambda x, f=e.file: x.file == f) for e in edges},
             "by_relation": _count_relations(edges),
+            "by_rule": _count_rules(edges),
         },
         "ingest": [_ingest_row(i) for i in ingested],
     }
@@ -85,6 +86,18 @@ def _count_relations(edges: list[EdgeResult]) -> dict[str, int]:
         for relation, n in result.by_relation.items():
             counts[relation] = counts.get(relation, 0) + n
     return counts
+
+
+def _count_rules(edges: list[EdgeResult]) -> list[dict[str, Any]]:
+    """Per rule and relation, over every file: edges predicted, how many stand for a labelled pair, precision."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for result in edges:
+        for key, (predicted, matched) in result.by_rule.items():
+            total = counts.setdefault(key, [0, 0])
+            total[0] += predicted
+            total[1] += matched
+    return [{"rule": rule, "relation": relation, "predicted": n, "matched": m, "precision": m / n if n else 0.0}
+            for (rule, relation), (n, m) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0]))]
 
 
 def _ingest_row(ingested: IngestedFile) -> dict[str, Any]:
@@ -243,6 +256,10 @@ def _edge_section(summary: dict) -> list[str]:
         *_table(["language", "labelled", "predicted", "matched", "precision", "recall", "F1", "relation acc.",
                  "reversed", "labelled with a lost endpoint"], rows),
         "", f"Predicted edges by relation: {relations}.", "",
+        "By the rule that made them (an edge counts as matched when it stands for a labelled pair):", "",
+        *_table(["rule", "relation", "predicted", "matched", "precision"],
+                [[r["rule"], r["relation"], str(r["predicted"]), str(r["matched"]), _f(r["precision"])]
+                 for r in edges["by_rule"]]), "",
     ]
 
 

@@ -235,6 +235,11 @@ def test_end_to_end_run_on_one_file():
             assert 0.0 <= block[key] <= 1.0
         assert block["relation_accuracy"] is None or 0.0 <= block["relation_accuracy"] <= 1.0
     assert edges["overall"]["labelled"] == len(spec.edges)
+    rules = edges["by_rule"]
+    assert sum(r["predicted"] for r in rules) == sum(edges["by_relation"].values()), "every scored edge has its rule"
+    assert all(0 <= r["matched"] <= r["predicted"] and r["precision"] == r["matched"] / r["predicted"] for r in rules)
+    tool = [r for r in rules if r["rule"] == "tool call → result"]
+    assert tool and tool[0]["matched"] > 0, "the file's tool results are labelled as depending on their calls"
     (row,) = summary["ingest"]
     assert row["interactions"] == len(spec.interactions) and 0 < row["kept"] <= row["interactions"]
     assert row["failed"] == 0 and 0 <= row["stale_marked"] <= row["stale"] == 1
@@ -242,6 +247,7 @@ def test_end_to_end_run_on_one_file():
     info = RunInfo(date="today", machine="test", embedder="hashing", llm="none", commit="abc", database="test",
                    command="pytest")
     report = markdown(summary, info, questions, ingested)
+    assert "By the rule that made them" in report and "| tool call → result |" in report
     for heading in ("# Recall and dependency-graph evaluation", "## Targets", "## Recall", "### By question type",
                     "### By language and question type",
                     "## Dependency edges", "## Needed interactions lost at ingest", "## Per question",
@@ -267,6 +273,16 @@ def _summary(ripple: float, baseline: float, *, far5: float = 0.5, precision: fl
                         "ripple": preset(ripple)},
             "edges": {"overall": {"precision": precision, "recall": 0.7}},
             "ingest": [{"stale": 10, "stale_marked": marked}]}
+
+
+def test_edge_rule_is_told_by_the_rationale_or_the_origin():
+    from eval.evaluate import edge_rule
+
+    assert edge_rule("rule", "tool result of this call") == "tool call → result"
+    assert edge_rule("rule", "returns to painters, clutch") == "topic returned to"
+    assert edge_rule("rule", "reuses 14:00") == "reused value"
+    assert edge_rule("rule", "something new") == "other rule"
+    assert edge_rule("human", "tool result of this call") == "human"
 
 
 def test_targets_hold_only_when_every_number_clears_its_bar():
