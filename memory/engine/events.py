@@ -86,7 +86,7 @@ def _publish_stored(change_ids: list[int]) -> None:
     from ..models import GraphChange
 
     for start in range(0, len(change_ids), PUBLISH_READ_ROWS):
-        publish(list(GraphChange.objects.filter(pk__in=change_ids[start:start + PUBLISH_READ_ROWS]).order_by("id")))
+        publish(list(GraphChange.objects.filter(pk__any_of=change_ids[start:start + PUBLISH_READ_ROWS]).order_by("id")))
 
 
 def publish(changes: list[GraphChange]) -> None:
