@@ -49,6 +49,7 @@ def test_an_admin_forgets_with_a_dry_run_a_confirmation_and_progress(page, gym, 
     page.wait_for_selector("#preview:not([hidden])")
     assert "1 memory would be deleted for good" in page.inner_text("#preview-summary")
     assert page.inner_text("#preview-counts [data-count=deleted] b") == "1"
+    assert "curators' reasons rewritten" in page.inner_text("#preview-counts [data-count=notes_scrubbed]")
     assert "ZX-4471" in page.inner_text("#preview-sample")
     assert page.is_disabled("#forget-start")
     page.fill("#f-confirm", "forget-wrong")
@@ -71,8 +72,10 @@ def test_an_admin_forgets_with_a_dry_run_a_confirmation_and_progress(page, gym, 
     assert page.inner_text("h1") == "遗忘记忆"
     screenshot(page, "forget-zh", full_page=True)
     page.fill("#f-text", "保险柜")
+    page.check("input[name=mode][value=hard]")
     page.click("#dry-run")
     page.wait_for_selector("#preview:not([hidden])")
+    assert "改写的校订理由" in page.inner_text("#preview-counts [data-count=notes_scrubbed]")
     screenshot(page, "forget-dry-run-zh", full_page=True)
     with page.expect_navigation():
         page.select_option("#language-select", "en")
