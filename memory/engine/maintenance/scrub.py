@@ -167,6 +167,19 @@ def rows_update(model: type, fields: list[str], objects: list) -> None:
         cursor.execute(sql, values)
 
 
+def rows_redact(model: type, fields: tuple[str, ...], ids: Iterable[int], needles: Needles, *,
+                whole: set[int] = frozenset()) -> set[int]:
+    """Read these rows' fields, replace the forgotten text in them (each whole, if its row is in `whole`
+    and the field holds anything) and write back the rows that changed; returns their ids."""
+    rows = []
+    for pk, *values in model.objects.filter(pk__any_of=ids).values_list("pk", *fields):
+        redacted = [REDACTED if pk in whole and value else redact_json(value, needles) for value in values]
+        if redacted != values:
+            rows.append(SimpleNamespace(pk=pk, **dict(zip(fields, redacted, strict=True))))
+    rows_update(model, list(fields), rows)
+    return {row.pk for row in rows}
+
+
 def strings_in(value: Any, *, as_json: bool = False) -> Iterator[str]:
     """Every string a column value holds: a text as it is; for JSON (read as its text, as Django's
     cursor returns it) the string values, not the keys."""
@@ -308,14 +321,7 @@ def changes_scrub(project: Project, needles: Needles, *, memory_ids: set[int], e
         if change_ids:
             changed |= _blank(object_type, change_ids)
     matching = ids_matching(GraphChange._meta.db_table, project, (), ("before", "after"), needles)
-    rows = []
-    for pk, before, after in GraphChange.objects.filter(pk__any_of=matching).values_list("id", "before", "after"):
-        redacted = SimpleNamespace(pk=pk, before=redact_json(before, needles), after=redact_json(after, needles))
-        if (redacted.before, redacted.after) != (before, after):
-            rows.append(redacted)
-            changed.add(pk)
-    rows_update(GraphChange, ["before", "after"], rows)
-    return len(changed)
+    return len(changed | rows_redact(GraphChange, ("before", "after"), matching, needles))
 
 
 def interactions_scrub(project: Project, needles: Needles, *, whole_ids: set[int]) -> set[int]:
@@ -336,17 +342,7 @@ def interactions_scrub(project: Project, needles: Needles, *, whole_ids: set[int
             changed = {row[0] for row in cursor.fetchall()}
     candidates = ids_matching(table, project, ("content", "reason"), ("metadata", "scores"), needles,
                               where=backing_none)
-    rows = []
-    columns = ("id", "content", "reason", "metadata", "scores")
-    for values in Interaction.objects.filter(pk__any_of=candidates).order_by("id").values_list(*columns):
-        interaction = SimpleNamespace(pk=values[0], **dict(zip(columns[1:], values[1:], strict=True)))
-        redacted = {"content": needles.redact(interaction.content), "reason": needles.redact(interaction.reason),
-                    "metadata": redact_json(interaction.metadata, needles),
-                    "scores": redact_json(interaction.scores, needles)}
-        if any(redacted[name] != getattr(interaction, name) for name in redacted):
-            rows.append(SimpleNamespace(pk=interaction.pk, **redacted))
-    rows_update(Interaction, ["content", "reason", "metadata", "scores"], rows)
-    return changed | {interaction.pk for interaction in rows}
+    return changed | rows_redact(Interaction, ("content", "reason", "metadata", "scores"), candidates, needles)
 
 
 # Free text of other apps that may quote memories (a curator's reason for an act), with the fields that
@@ -383,11 +379,5 @@ def free_text_scrub(project: Project, needles: Needles, *, gone: dict[str, set[i
         whole = set(rows_about.values_list("pk", flat=True))
         columns = tuple(model._meta.get_field(name).column for name in fields)
         candidates = whole | set(ids_matching(model._meta.db_table, project, columns, (), needles))
-        rows = []
-        for pk, *values in model.objects.filter(pk__any_of=candidates).values_list("pk", *fields):
-            redacted = [REDACTED if pk in whole and value else needles.redact(value) for value in values]
-            if redacted != values:
-                rows.append(SimpleNamespace(pk=pk, **dict(zip(fields, redacted, strict=True))))
-        rows_update(model, list(fields), rows)
-        changed += len(rows)
+        changed += len(rows_redact(model, fields, candidates, needles, whole=whole))
     return changed
