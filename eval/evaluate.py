@@ -58,7 +58,8 @@ RULE_PREFIXES = (("tool result", "tool call → result"), ("cue ", "causal cue w
                  ("decision resting", "decision on an earlier one"), ("bound by", "value set by a constraint"),
                  ("tool call carrying", "tool call for a request"), ("reuses", "reused value"),
                  ("returns to", "topic returned to"), ("new ", "new value of an attribute"),
-                 ("announced change", "announced change of a value"))
+                 ("announced change", "announced change of a value"),
+                 ("agent step", "agent's next step"))
 
 
 def edge_rule(origin: str, rationale: str) -> str:

@@ -83,8 +83,32 @@ def test_tool_result_follows_its_call(agent_session):
            {"tool": "hotel_search", "call_id": "c7"}),
           ("tool_result", "hotel_search returned 3 hotels under 800 RMB near the Bund",
            {"tool": "hotel_search", "call_id": "c7"}))
-    edge = Edge.objects.get(session=agent_session, relation=Relation.TEMPORAL)
+    edge = Edge.objects.get(session=agent_session, relation=Relation.CAUSAL)
     assert edge.confidence == 0.9 and not edge.needs_review and "call" in edge.rationale
+
+
+def test_an_agent_step_depends_on_the_step_before_it(agent_session):
+    request, call, result, thought, reply, follow_up = _send(
+        agent_session,
+        ("user_input", "Find me a direct flight from London to Lisbon on 14 March"),
+        ("tool_call", "flight_search(origin='LHR', destination='LIS', date='2026-03-14', direct=True)",
+         {"tool": "flight_search", "call_id": "f1"}),
+        ("tool_result", "3 direct flights: TP1351 07:05 £142, BA500 09:40 £168, U28403 12:15 £96",
+         {"tool": "flight_search", "call_id": "f1"}),
+        ("agent_thought", "U28403 is the cheapest direct option; the user cares about price, so propose it"),
+        ("assistant_output", "The cheapest direct flight is easyJet U28403 at 12:15 for £96."),
+        ("user_input", "Great, also remind me to renew my passport before the trip"))
+    edges = {(e.source.sources.get().pk, e.target.sources.get().pk): e
+             for e in Edge.objects.filter(session=agent_session).exclude(relation__in=("next_in_session",
+                                                                                     "shares_entity"))}
+    for parent, child in ((request, call), (result, thought)):
+        edge = edges[(parent.pk, child.pk)]
+        assert edge.relation == Relation.CAUSAL and edge.rationale.startswith("agent step"), edge.rationale
+    assert edges[(call.pk, result.pk)].relation == Relation.CAUSAL  # the result of this call
+    # A reply or a new request is not an agent step: no such edge to the turn before it.
+    for parent, child in ((thought, reply), (reply, follow_up)):
+        assert (parent.pk, child.pk) not in edges or not edges[(parent.pk, child.pk)].rationale.startswith(
+            "agent step")
 
 
 def test_causal_cue_links_to_the_related_memory(agent_session):
