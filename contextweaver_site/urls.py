@@ -6,7 +6,10 @@ from django.urls import include, path, reverse_lazy
 from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from .favicon import favicon
+
 urlpatterns = [
+    path("favicon.ico", favicon, name="favicon"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     # A new account's one-time link (administration.services.account_create): choose a password, then log in.

@@ -67,7 +67,8 @@ class Row(NamedTuple):
 
 #   PRINCIPALS:  anonymous garbage revoked other_token token viewer curator admin outsider superuser
 MATRIX: dict[tuple[str, str], Row] = {
-    # Django auth, i18n: public.
+    # Django auth, i18n, the site icon: public.
+    ("favicon.ico", "GET"): Row((200, 200, 200, 200, 200, 200, 200, 200, 200, 200)),
     ("login/", "GET"): Row((200, 200, 200, 200, 200, 200, 200, 200, 200, 200)),
     # A new account's one-time link is public by nature (its token is the key); a made-up one says it no longer works.
     ("welcome/<uidb64>/<token>/", "GET"): Row((200, 200, 200, 200, 200, 200, 200, 200, 200, 200)),

@@ -19,7 +19,7 @@ CONTENT_SECURITY_POLICY = {
         "default-src": [SELF],
         "script-src": [SELF],
         "style-src": [SELF],
-        # data: for the inline SVG favicon and Swagger UI's icons.
+        # data: for Swagger UI's icons.
         "img-src": [SELF, "data:"],
         "font-src": [SELF],
         # CSP 3 lets 'self' match ws:/wss: on the page's own host and port (Chromium, Firefox, Safari 15.4+),

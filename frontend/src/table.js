@@ -16,9 +16,10 @@ export class MemoryTable {
       { key: "id", label: "#", value: (m) => m.id },
       { key: "kind", label: gettext("Kind"), value: (m) => m.kind },
       { key: "content", label: gettext("Content"), value: (m) => m.content.toLowerCase() },
-      { key: "importance", label: gettext("Importance"), value: (m) => m.importance },
-      { key: "relevance", label: gettext("Relevance"), value: (m) => m.relevance ?? 0 },
-      { key: "novelty", label: gettext("Novelty"), value: (m) => m.novelty ?? 0 },
+      // Scores sort highest first on the first click: people look for the most important memories.
+      { key: "importance", label: gettext("Importance"), value: (m) => m.importance, first: -1 },
+      { key: "relevance", label: gettext("Relevance"), value: (m) => m.relevance ?? 0, first: -1 },
+      { key: "novelty", label: gettext("Novelty"), value: (m) => m.novelty ?? 0, first: -1 },
       { key: "status", label: gettext("Status"), value: (m) => m.status },
       { key: "entities", label: gettext("Entities"), value: (m) => m.entities.join(", ").toLowerCase() },
       { key: "time", label: gettext("Occurred"), value: (m) => m.time },
@@ -38,7 +39,7 @@ export class MemoryTable {
       class: `sortable${c.key === this.sort.key ? (this.sort.direction > 0 ? " asc" : " desc") : ""}`,
       dataset: { sort: c.key }, scope: "col",
       onclick: () => {
-        this.sort = { key: c.key, direction: c.key === this.sort.key ? -this.sort.direction : 1 };
+        this.sort = { key: c.key, direction: c.key === this.sort.key ? -this.sort.direction : c.first ?? 1 };
         this.render(visibleIds);
       },
     }, c.label)));

@@ -260,6 +260,20 @@ def screenshot(page, name: str, *, full_page: bool = False) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page)
 
 
+def placeholder_fits(page, selector: str) -> bool:
+    """Whether the input's whole placeholder fits in its box: typed in as the value, it must not scroll
+    (a search box keeps room for its clear button, so measuring the text alone is not enough)."""
+    placeholder, scrolls = page.evaluate("""(selector) => {
+        const input = document.querySelector(selector), before = input.value;
+        input.value = input.placeholder;
+        const scrolls = input.scrollWidth > input.clientWidth;
+        input.value = before;
+        return [input.placeholder, scrolls];
+    }""", selector)
+    assert placeholder, f"{selector} has no placeholder"
+    return not scrolls
+
+
 def visible_memory_ids(page) -> list[int]:
     return page.evaluate("cw.cy.nodes().filter(n => !n.hasClass('hidden')).map(n => n.data('mid'))"
                          ".sort((a, b) => a - b)")

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from .conftest import PASSWORD, _test_database, login, open_session, screenshot, wait_live
+from .conftest import PASSWORD, _test_database, login, open_session, placeholder_fits, screenshot, wait_live
 
 # Runs in every document before the page's own scripts (Playwright injects it outside the page's CSP).
 REPORT_VIOLATIONS = """
@@ -93,10 +93,17 @@ def test_the_language_switch_works_from_the_static_script(page, site, watch):
     wait_live(page)
     assert page.inner_text("[data-tab='graph']") == "图谱"
     screenshot(page, "csp-session-zh")
+    page.click("[data-tab='list']")
+    page.click("th[data-sort='importance']")
+    assert not page.locator("#panel").is_visible()
+    screenshot(page, "session-list-zh")
     page.goto(site.url + "/api/docs/")
     page.wait_for_selector(".swagger-ui .opblock", timeout=30_000)
+    assert page.inner_text("#back-to-app") == "← 返回 ContextWeaver"
     screenshot(page, "csp-api-docs-zh")
     page.goto(site.url + "/")
+    assert placeholder_fits(page, "input[name=q]")
+    screenshot(page, "home-zh")
     with page.expect_navigation():
         page.select_option("#language-select", "en")
     assert page.locator("h1").first.inner_text() == "Projects"
@@ -115,6 +122,9 @@ def test_swagger_ui_renders_without_violations(page, site, watch):
     page.locator(".swagger-ui .opblock-summary").first.click()
     page.wait_for_selector(".swagger-ui .opblock-body", timeout=10_000)
     screenshot(page, "csp-api-docs-en")
+    with page.expect_navigation():
+        page.click("#back-to-app")  # the way back to the app
+    assert page.url == site.url + "/" and page.locator("h1").first.inner_text() == "Projects"
     watch.assert_clean()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .conftest import api_get, login, open_session, screenshot, visible_memory_ids, wait_live
+from .conftest import api_get, login, open_session, placeholder_fits, screenshot, visible_memory_ids, wait_live
 
 
 def test_login_shows_the_projects_and_sessions_with_counts(page, site):
@@ -18,6 +18,10 @@ def test_login_shows_the_projects_and_sessions_with_counts(page, site):
     cells = row.locator("td.num").all_inner_texts()
     assert cells[0] == "30"  # interactions
     assert int(cells[1]) > 10  # memories
+    assert placeholder_fits(page, "input[name=q]")  # "Search sessions by title or task", not "…or tas"
+    icon = page.evaluate("fetch(document.querySelector('link[rel=icon]').href)"
+                         ".then(r => [r.status, r.headers.get('content-type')])")
+    assert icon == [200, "image/svg+xml"]
     screenshot(page, "home")
 
     page.fill("input[name=q]", "no such trip")
@@ -103,7 +107,17 @@ def test_filters_and_search_change_the_graph_and_the_list_matches(page, site):
     page.click("[data-tab='list']")
     rows = page.locator("#memory-table tbody tr")
     assert sorted(int(r) for r in rows.evaluate_all("rows => rows.map(r => r.dataset.memoryId)")) == shown
+    # Nothing selected: the empty Details panel steps aside and every column is in view, the last one too.
+    assert not page.locator("#panel").is_visible()
+    occurred = page.locator("#memory-table th[data-sort='time']").bounding_box()
+    assert occurred and occurred["x"] + occurred["width"] <= page.viewport_size["width"], occurred
     screenshot(page, "session-list")
+    first = rows.first.get_attribute("data-memory-id")
+    rows.first.click()  # a selection opens the panel beside the list
+    assert page.locator("#panel").is_visible() and f"Memory #{first}" in page.inner_text("#panel")
+    screenshot(page, "session-list-selected")
+    page.keyboard.press("Escape")
+    assert not page.locator("#panel").is_visible()
 
     page.click("[data-tab='graph']")
     page.fill("#graph-search", "seafood")
@@ -119,11 +133,15 @@ def test_filters_and_search_change_the_graph_and_the_list_matches(page, site):
     marked = rows.evaluate_all("rows => rows.filter(r => r.classList.contains('match')).map(r => +r.dataset.memoryId)")
     assert sorted(marked) == matches
 
-    # Sorting by importance, highest first on the second click.
+    # Sorting by importance: the most important first on the first click, lowest first on the second.
+    importance = page.locator("#memory-table tbody tr td:nth-child(4)")
     page.click("th[data-sort='importance']")
+    values = [float(v) for v in importance.all_inner_texts()]
+    assert values == sorted(values, reverse=True) and values[0] > values[-1], values
+    screenshot(page, "session-list-by-importance")
     page.click("th[data-sort='importance']")
-    values = [float(v) for v in page.locator("#memory-table tbody tr td:nth-child(4)").all_inner_texts()]
-    assert values == sorted(values, reverse=True)
+    values = [float(v) for v in importance.all_inner_texts()]
+    assert values == sorted(values) and values[0] < values[-1], values
 
     # Reset, then narrow the time range from the start: the oldest memories disappear.
     page.click("[data-tab='graph']")
