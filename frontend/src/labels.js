@@ -15,5 +15,7 @@ export function makeLabels(choices) {
     interactionKind: lookup(choices.interactionKinds),
     interactionStatus: lookup(choices.interactionStatuses),
     dimension: lookup(choices.dimensions),
+    entityType: lookup(choices.entityTypes),
+    sentiment: lookup(choices.sentiments),
   };
 }

@@ -188,7 +188,7 @@ export class SidePanel {
     return h("div", { class: "chips" }, memory.entities.map((name) => h("button", {
       type: "button", class: "chip chip-entity", title: gettext("Show only memories mentioning this entity"),
       onclick: () => this.onEntity(name),
-    }, name, types.get(name) ? h("span", { class: "muted" }, ` · ${types.get(name)}`) : null)));
+    }, name, types.get(name) ? h("span", { class: "muted" }, ` · ${this.labels.entityType(types.get(name))}`) : null)));
   }
 
   _dimensions(memory) {
@@ -200,10 +200,10 @@ export class SidePanel {
     };
     add(gettext("Intent"), memory.intent ? this.labels.intent(memory.intent) : "");
     add(gettext("Language"), d.language);
-    add(gettext("Sentiment"), d.sentiment);
+    add(gettext("Sentiment"), d.sentiment ? this.labels.sentiment(d.sentiment) : "");
     for (const key of DIMENSION_LISTS) add(this.labels.dimension(key), d[key]);
     add(gettext("Valid until"), d.valid_until ? formatDateTime(d.valid_until) : "");
-    add(gettext("Source kind"), d.source_kind);
+    add(gettext("Source kind"), d.source_kind ? this.labels.interactionKind(d.source_kind) : "");
     const attributes = (d.attributes || []).map((a) => `${a.entity}.${a.attribute} = ${a.value}`);
     add(gettext("Attributes"), attributes);
     return rows.length ? h("dl", { class: "facts" }, rows) : h("p", { class: "muted small" }, gettext("None found."));

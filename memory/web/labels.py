@@ -29,6 +29,11 @@ INTERACTION_KINDS = {
     "system": _("system"),
 }
 INTERACTION_STATUSES = {"pending": _("pending"), "kept": _("kept"), "filtered": _("filtered"), "failed": _("failed")}
+ENTITY_TYPES = {
+    "person": _("person"), "place": _("place"), "organization": _("organization"), "product": _("product"),
+    "file": _("file"), "concept": _("concept"), "other": _("other"),
+}
+SENTIMENTS = {"positive": _("positive"), "negative": _("negative"), "neutral": _("neutral")}
 DIMENSIONS = {
     "topics": _("Topics"), "keywords": _("Keywords"), "dates": _("Dates"), "times": _("Times"),
     "amounts": _("Amounts"), "numbers": _("Numbers"), "urls": _("URLs"), "paths": _("Paths"),
@@ -46,5 +51,6 @@ def all_choices() -> dict[str, list[dict[str, str]]]:
         "kinds": choices(KINDS), "statuses": choices(MEMORY_STATUSES), "relations": choices(RELATIONS),
         "origins": choices(ORIGINS), "edgeStatuses": choices(EDGE_STATUSES), "intents": choices(INTENTS),
         "interactionKinds": choices(INTERACTION_KINDS), "interactionStatuses": choices(INTERACTION_STATUSES),
-        "dimensions": choices(DIMENSIONS),
+        "dimensions": choices(DIMENSIONS), "entityTypes": choices(ENTITY_TYPES),
+        "sentiments": choices(SENTIMENTS),
     }

@@ -3,6 +3,7 @@ session graph, its websocket, the language switch and Swagger UI still work."""
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -97,6 +98,13 @@ def test_the_language_switch_works_from_the_static_script(page, site, watch):
     page.click("th[data-sort='importance']")
     assert not page.locator("#panel").is_visible()
     screenshot(page, "session-list-zh")
+    # An entity's type reads in Chinese in the panel ("Shanghai · 地点", not "· place").
+    page.locator("#memory-table tbody tr", has=page.locator("td", has_text="Shanghai")).first.click()
+    chips = page.locator("#panel .chip-entity").all_inner_texts()
+    assert chips and all(re.search(r"·\s*[\u4e00-\u9fff]+$", chip) for chip in chips), chips
+    facts = page.inner_text("#panel .facts")
+    assert "neutral" not in facts and "positive" not in facts and "user_input" not in facts, facts
+    screenshot(page, "session-panel-zh")
     page.goto(site.url + "/api/docs/")
     page.wait_for_selector(".swagger-ui .opblock", timeout=30_000)
     assert page.inner_text("#back-to-app") == "← 返回 ContextWeaver"
