@@ -168,6 +168,10 @@ def test_simulate_agent_plays_a_scenario_over_http(live_server, monkeypatch: pyt
     lines = [line for line in out.getvalue().splitlines() if line.lstrip().startswith("[")]
     assert len(lines) == len(scenario.interactions)
     assert f"#{interactions[0].pk}" in lines[0]
+    first, last = out.getvalue().splitlines()[0], out.getvalue().splitlines()[-1]
+    assert first.startswith(f"Session #{session.pk} started") and f"/sessions/{session.pk}/" in first  # link first
+    kept = sum(i.status == "kept" for i in interactions)
+    assert f"all {len(interactions)} interactions sent: {kept} kept as memories" in last, last
     assert queries == [None] + [{"wait": "true"}] * len(scenario.interactions)  # session POST, then each one
 
 

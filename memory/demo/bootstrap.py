@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -44,13 +45,33 @@ def demo_token(project: Project) -> str:
     return raw
 
 
-def demo_login(project: Project) -> tuple[str, str]:
-    password = _kept_secret(Path(settings.VAR_DIR) / "demo_password", lambda: secrets.token_urlsafe(9))
-    user, _ = get_user_model().objects.get_or_create(username=DEMO_USER)
-    user.set_password(password)
-    user.save()
-    Membership.objects.update_or_create(project=project, user=user, defaults={"role": Role.ADMIN})
-    return DEMO_USER, password
+@dataclass(frozen=True)
+class DemoLogin:
+    role: str
+    username: str
+    password: str
+
+
+# One account per role, so the differences can be seen: a viewer gets sensitive text masked and no
+# curation buttons, a curator curates, the admin also forgets in bulk, manages members and opens /admin/.
+DEMO_ACCOUNTS = ((Role.ADMIN, DEMO_USER), (Role.CURATOR, f"{DEMO_USER}-curator"), (Role.VIEWER, f"{DEMO_USER}-viewer"))
+
+
+def demo_logins(project: Project) -> list[DemoLogin]:
+    """The demo's accounts, admin first; passwords kept in var/ (demo_password, demo_password_<role>) so
+    reruns print the same ones."""
+    logins = []
+    for role, username in DEMO_ACCOUNTS:
+        name = "demo_password" if role == Role.ADMIN else f"demo_password_{role}"
+        password = _kept_secret(Path(settings.VAR_DIR) / name, lambda: secrets.token_urlsafe(9))
+        user, _ = get_user_model().objects.get_or_create(username=username)
+        user.set_password(password)
+        # The demo's admin may open Django's /admin/ too; on a real install that is a separate decision.
+        user.is_staff = user.is_superuser = role == Role.ADMIN
+        user.save()
+        Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
+        logins.append(DemoLogin(str(role), username, password))
+    return logins
 
 
 def scenario_load(project: Project, scenario: Scenario, progress: Callable[[int], None] | None = None) -> AgentSession:

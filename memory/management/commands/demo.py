@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from contextweaver_site.serve import uvicorn_command
-from memory.demo.bootstrap import demo_login, demo_project, demo_token, missing_scenarios, scenario_load
+from memory.demo.bootstrap import DemoLogin, demo_logins, demo_project, demo_token, missing_scenarios, scenario_load
 
 
 class Command(BaseCommand):
@@ -33,12 +33,12 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=0)
         project = demo_project()
         token = demo_token(project)
-        username, password = demo_login(project)
+        logins = demo_logins(project)
         self._load(project)
         if load_only:
-            self._banner(host, port, username, password, token, project.slug)
+            self._banner(host, port, logins, token, project.slug)
             return
-        self._serve(host, port, token, project.slug, no_agent, interval, (username, password))
+        self._serve(host, port, token, project.slug, no_agent, interval, logins)
 
     def _load(self, project) -> None:
         todo = missing_scenarios(project)
@@ -51,14 +51,15 @@ class Command(BaseCommand):
             for scenario in todo:
                 scenario_load(project, scenario, progress=bar.update)
 
-    def _banner(self, host, port, username, password, token, slug) -> None:
+    def _banner(self, host, port, logins: list[DemoLogin], token, slug) -> None:
         line = "=" * 64
+        accounts = "".join(f" {login.role + ':':9} {login.username:14} password {login.password}\n" for login in logins)
         self.stdout.write(self.style.SUCCESS(
-            f"\n{line}\n ContextWeaver demo: http://{host}:{port}/\n login:    {username}\n password: {password}\n"
+            f"\n{line}\n ContextWeaver demo: http://{host}:{port}/\n log in as (passwords kept in var/):\n{accounts}"
             f" API docs: http://{host}:{port}/api/docs/\n agent token for project '{slug}':\n   {token}\n{line}\n"
         ))
 
-    def _serve(self, host, port, token, slug, no_agent, interval, login) -> None:
+    def _serve(self, host, port, token, slug, no_agent, interval, logins: list[DemoLogin]) -> None:
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
         token_file = Path(settings.VAR_DIR) / "demo_token"
         commands = {
@@ -85,7 +86,7 @@ class Command(BaseCommand):
             raise CommandError(f"the web server did not start on {host}:{port}; is the port in use?")
         for name, command in commands.items():
             children[name] = subprocess.Popen(command)
-        self._banner(host, port, *login, token, slug)
+        self._banner(host, port, logins, token, slug)
         self.stdout.write("Press Ctrl+C to stop.")
         try:
             while not stopping:

@@ -128,7 +128,9 @@ class _Player:
         })
         session_id = session["id"]
         self.sessions += 1
-        out.write(f"Session #{session_id} {external_id}: {scenario.title} ({len(scenario.interactions)} interactions)")
+        # The link first: the session is worth opening while it grows, not once it is done.
+        out.write(f"Session #{session_id} started: {scenario.title} ({len(scenario.interactions)} interactions to "
+                  f"send).{self._web_link(session_id)}")
         out.flush()
         url = f"{self.slug_path}/sessions/{session_id}/interactions/"
         query = {"wait": "true"} if self.wait else None
@@ -146,8 +148,7 @@ class _Player:
             duplicate = " (duplicate)" if row.get("duplicate") else ""
             out.write(f"  [{index + 1:>2}/{total}] #{row['id']} {item.kind:<16} {row['status']}{duplicate}{memories}")
             out.flush()
-        summary = ", ".join(f"{count} {status}" for status, count in sorted(statuses.items()))
-        out.write(self.command.style.SUCCESS(f"Session #{session_id} done: {summary}.{self._web_link(session_id)}"))
+        out.write(self.command.style.SUCCESS(f"Session #{session_id}: {_in_words(statuses)}"))
         out.flush()
 
     def _call(self, path: str, body: dict[str, Any], *, query: dict[str, str] | None = None,
@@ -189,7 +190,20 @@ class _Player:
             path = reverse("session-detail", kwargs={"project_slug": self.project, "session_id": session_id})
         except NoReverseMatch:
             return ""
-        return f" Watch it at {self.client.base_url}{path}"
+        return f" Watch it live at {self.client.base_url}{path}"
+
+
+def _in_words(statuses: Counter[str]) -> str:
+    """A finished session's interactions as a person reads them: "pending" is work queued, not a failure."""
+    sent = sum(statuses.values())
+    parts = [f"{statuses['kept']} kept as memories"] if statuses["kept"] else []
+    if statuses["filtered"]:
+        parts.append(f"{statuses['filtered']} filtered out as not worth remembering")
+    if statuses["pending"]:
+        parts.append(f"{statuses['pending']} still being processed by the worker")
+    if statuses["failed"]:
+        parts.append(f"{statuses['failed']} failed (the error is kept on each; they are retried)")
+    return f"all {sent} interactions sent" + (f": {', '.join(parts)}." if parts else ".")
 
 
 def _playlist(language: str, topic: str | None) -> list[Scenario]:
