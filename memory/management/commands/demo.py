@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -79,6 +80,8 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
+        # From another shell: kill -INT "$(cat var/demo.pid)" stops the demo as Ctrl+C does (README).
+        _pid_file().write_text(f"{os.getpid()}\n")
         children["web"] = subprocess.Popen(commands.pop("web"))
         self.stdout.write("Starting the web server (loading the embedding model)…")
         if not _wait_for_port(host, port, children["web"]):
@@ -108,7 +111,12 @@ class Command(BaseCommand):
                 child.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 child.kill()
+        _pid_file().unlink(missing_ok=True)
         self.stdout.write("Demo stopped.")
+
+
+def _pid_file() -> Path:
+    return Path(settings.VAR_DIR) / "demo.pid"
 
 
 def _wait_for_port(host: str, port: int, server: subprocess.Popen, timeout: float = 120) -> bool:

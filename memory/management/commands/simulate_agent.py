@@ -146,7 +146,8 @@ class _Player:
             statuses[row["status"]] += 1
             memories = f" memories {row['memory_ids']}" if row.get("memory_ids") else ""
             duplicate = " (duplicate)" if row.get("duplicate") else ""
-            out.write(f"  [{index + 1:>2}/{total}] #{row['id']} {item.kind:<16} {row['status']}{duplicate}{memories}")
+            status = "queued" if row["status"] == "pending" else row["status"]  # accepted; the worker is on it
+            out.write(f"  [{index + 1:>2}/{total}] #{row['id']} {item.kind:<16} {status}{duplicate}{memories}")
             out.flush()
         out.write(self.command.style.SUCCESS(f"Session #{session_id}: {_in_words(statuses)}"))
         out.flush()
@@ -200,7 +201,7 @@ def _in_words(statuses: Counter[str]) -> str:
     if statuses["filtered"]:
         parts.append(f"{statuses['filtered']} filtered out as not worth remembering")
     if statuses["pending"]:
-        parts.append(f"{statuses['pending']} still being processed by the worker")
+        parts.append(f"{statuses['pending']} queued for the worker")
     if statuses["failed"]:
         parts.append(f"{statuses['failed']} failed (the error is kept on each; they are retried)")
     return f"all {sent} interactions sent" + (f": {', '.join(parts)}." if parts else ".")
