@@ -39,3 +39,28 @@ def test_without_a_task_chit_chat_and_true_duplicates_are_still_dropped():
     assert not hello.keep
     duplicate = score_offline(interaction(), evidence(task_similarity=None, nearest_similarity=0.97), FILTER_DEFAULTS)
     assert not duplicate.keep and duplicate.duplicate_of == 7
+
+
+def test_each_decision_carries_its_code_and_values_for_the_pages():
+    """The English reason is for logs and the API; pages say the decision in the reader's language from the
+    code (frontend/src/reasons.js), so every rule's decision has one, with the values the sentence needs."""
+    cases = {
+        "chit_chat": score_offline(interaction("ok thanks"), evidence(task_similarity=0.5, nearest_similarity=0.1),
+                                   FILTER_DEFAULTS),
+        "duplicate": score_offline(interaction(), evidence(task_similarity=0.5, nearest_similarity=0.97),
+                                   FILTER_DEFAULTS),
+        "off_task": score_offline(interaction(), evidence(task_similarity=0.1, nearest_similarity=0.1),
+                                  FILTER_DEFAULTS | {"coarse_min_similarity": 0.2}),  # that stage is off by default
+        "dropped": score_offline(interaction(), evidence(task_similarity=0.05, nearest_similarity=0.9),
+                                 FILTER_DEFAULTS),
+        "kept_without_focus": score_offline(interaction(), evidence(task_similarity=None, nearest_similarity=0.9),
+                                            FILTER_DEFAULTS),
+        "kept": score_offline(interaction(), evidence(task_similarity=0.9, nearest_similarity=0.1), FILTER_DEFAULTS),
+    }
+    assert {code: scores.extra["verdict"]["code"] for code, scores in cases.items()} == {c: c for c in cases}
+    assert cases["duplicate"].extra["verdict"]["memory"] == 7
+    dropped = cases["dropped"].extra["verdict"]
+    assert (dropped["total"], dropped["threshold"], dropped["kind"]) == (
+        cases["dropped"].total, FILTER_DEFAULTS["keep_threshold"], cases["dropped"].kind)
+    assert cases["kept_without_focus"].extra["verdict"]["total"] == cases["kept_without_focus"].total
+    assert cases["kept"].keep and not cases["dropped"].keep

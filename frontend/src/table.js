@@ -3,6 +3,7 @@
 import { clear, h, shorten } from "./dom.js";
 import { formatDateTime, formatNumber, gettext, interpolate, ngettext } from "./i18n.js";
 import { kindColor, textOn } from "./graph/style.js";
+import { filterReason } from "./reasons.js";
 
 const PAGE = 300;
 
@@ -101,7 +102,7 @@ export class InteractionTable {
         h("td", { class: "small" }, this.labels.interactionKind(i.kind)),
         h("td", { class: "content-cell" }, shorten(i.content, 200)),
         score(i, "relevance"), score(i, "importance"), score(i, "novelty"), score(i, "total"),
-        h("td", { class: "small" }, i.reason),
+        h("td", { class: "small" }, filterReason(i, this.labels)),
         h("td", { class: "small nowrap" }, formatDateTime(i.occurredAt)),
         this.curation ? h("td", null, this.curation.promote(i)) : null)))));
   }

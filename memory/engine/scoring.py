@@ -155,17 +155,21 @@ def score_offline(interaction: Interaction, evidence: Evidence, settings: dict[s
     dims = evidence.dimensions
     kind = memory_kind(interaction, dims)
     if normalized(interaction.content) in CHIT_CHAT or dims.intent == "chit_chat":
-        return Scores(False, kind, 1.0, 1.0, 1.0, 1.0, "chit-chat with no information", extra={"judge": "rules"})
+        return Scores(False, kind, 1.0, 1.0, 1.0, 1.0, "chit-chat with no information",
+                      extra={"judge": "rules", "verdict": verdict("chit_chat")})
     if information_length(interaction.content) < memory_settings.MIN_MEMORY_CHARS:
-        return Scores(False, kind, 1.0, 1.0, 1.0, 1.0, "too short to carry information", extra={"judge": "rules"})
+        return Scores(False, kind, 1.0, 1.0, 1.0, 1.0, "too short to carry information",
+                      extra={"judge": "rules", "verdict": verdict("too_short")})
     if (evidence.nearest_memory_id and evidence.nearest_similarity >= settings["duplicate_similarity"]
             and not evidence.values_differ_from_nearest):
         return Scores(False, kind, 3.0, 1.0, 1.0, 1.6, f"repeats memory #{evidence.nearest_memory_id}",
-                      duplicate_of=evidence.nearest_memory_id, extra={"judge": "rules"})
+                      duplicate_of=evidence.nearest_memory_id,
+                      extra={"judge": "rules", "verdict": verdict("duplicate", memory=evidence.nearest_memory_id)})
     sim = evidence.task_similarity
     if sim is not None and sim < settings["coarse_min_similarity"]:
         return Scores(False, kind, 1.0, 1.0, 1.0, 1.0, f"off-task (similarity {sim:.2f} to the task focus)",
-                      extra={"judge": "rules", "stage": "coarse", "task_similarity": round(sim, 4)})
+                      extra={"judge": "rules", "stage": "coarse", "task_similarity": round(sim, 4),
+                             "verdict": verdict("off_task", similarity=round(sim, 2))})
     relevance = relevance_score(interaction, evidence, settings)
     importance = importance_score(interaction, dims)
     novelty = novelty_score(evidence)
@@ -183,7 +187,8 @@ def _without_focus(scores: Scores) -> Scores:
     if scores.keep:
         return scores
     return replace(scores, keep=True, reason=f"{scores.reason}; kept: the session has no task focus, so only "
-                                             "chit-chat and duplicates are dropped")
+                                             "chit-chat and duplicates are dropped",
+                   extra={**scores.extra, "verdict": {**scores.extra.get("verdict", {}), "code": "kept_without_focus"}})
 
 
 def _decide(kind: str, relevance: float, importance: float, novelty: float, settings: dict[str, float],
@@ -191,9 +196,18 @@ def _decide(kind: str, relevance: float, importance: float, novelty: float, sett
     total = round(settings["weight_relevance"] * relevance + settings["weight_importance"] * importance
                   + settings["weight_novelty"] * novelty, 3)
     keep = total >= settings["keep_threshold"]
-    verdict = reason or (f"{'kept' if keep else 'dropped'}: total {total} "
-                         f"({'≥' if keep else '<'} {settings['keep_threshold']}) as {kind}")
-    return Scores(keep, kind, relevance, importance, novelty, total, verdict, extra={"judge": judge, **extra})
+    said = reason or (f"{'kept' if keep else 'dropped'}: total {total} "
+                      f"({'≥' if keep else '<'} {settings['keep_threshold']}) as {kind}")
+    # A judge's own words (the LLM's reason) have no code: pages show them as written.
+    coded = {} if reason else {"verdict": verdict("kept" if keep else "dropped", total=total,
+                                                  threshold=settings["keep_threshold"], kind=kind)}
+    return Scores(keep, kind, relevance, importance, novelty, total, said, extra={"judge": judge, **extra, **coded})
+
+
+def verdict(code: str, **params: Any) -> dict[str, Any]:
+    """The filter's decision as a code and its values, kept in the scores beside the English `reason`, so a
+    page can say it in the reader's language (frontend/src/reasons.js)."""
+    return {"code": code, **params}
 
 
 LLM_SYSTEM = (
@@ -220,9 +234,11 @@ def score(interaction: Interaction, evidence: Evidence, settings: dict[str, floa
         logger.warning("LLM scorer failed for interaction %s, using rules: %s", interaction.pk, exc)
         return Scores(offline.keep, offline.kind, offline.relevance, offline.importance, offline.novelty,
                       offline.total, f"{offline.reason} (LLM unavailable: {exc.message[:120]})",
-                      extra={**offline.extra, "llm_error": exc.message[:200]})
+                      extra={**offline.extra, "llm_error": exc.message[:200],
+                             "verdict": {**offline.extra.get("verdict", {}), "llm_unavailable": True}})
     seen = {"entities": [e.model_dump() for e in answer.entities], "intent": answer.intent,
             "topics": answer.topics, "sentiment": answer.sentiment}
     judged = _decide(answer.kind, answer.relevance, answer.importance, answer.novelty, settings, "llm",
-                     offline.extra | {"judge": "llm", "llm_dimensions": seen}, reason=answer.reason)
+                     {k: v for k, v in offline.extra.items() if k != "verdict"}  # the rules' verdict is not the LLM's
+                     | {"judge": "llm", "llm_dimensions": seen}, reason=answer.reason)
     return _without_focus(judged) if evidence.task_similarity is None else judged

@@ -176,5 +176,17 @@ def test_layouts_and_filtered_interactions(page, site):
     rows = page.locator("#interaction-table tbody tr")
     count = int(page.inner_text("#filtered-count"))
     assert rows.count() == count > 0
-    assert re.search(r"\w", rows.first.locator("td").nth(7).inner_text())  # a reason
+    reasons = rows.locator("td:nth-child(8)").all_inner_texts()
+    assert all(re.search(r"\w", reason) for reason in reasons), reasons  # each says why
+    last = page.locator("#interaction-table thead th").last.bounding_box()  # no empty panel hides a column
+    assert last and last["x"] + last["width"] <= page.viewport_size["width"], last
     screenshot(page, "session-filtered-interactions")
+    # The reasons read in the page's language (the server keeps a code beside its English reason).
+    with page.expect_navigation():
+        page.select_option("#language-select", "zh-hans")
+    page.wait_for_selector("html[data-graph-ready='1']", state="attached", timeout=30_000)
+    page.click("[data-tab='interactions']")
+    zh = page.locator("#interaction-table tbody tr td:nth-child(8)").all_inner_texts()
+    assert len(zh) == len(reasons) and all(re.search(r"[\u4e00-\u9fff]", r) and not re.search(r"[a-z]{4}", r)
+                                           for r in zh), zh
+    screenshot(page, "session-filtered-interactions-zh")
