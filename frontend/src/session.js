@@ -186,6 +186,11 @@ class SessionApp {
       return;
     }
     this.applyFilters();
+    // What is left in view is framed again: a filter must not leave the shown nodes off-screen or in a corner.
+    if (this.tab === "graph" && !(this.replay && this.replay.isOpen)) {
+      if (this.view.large) this.view.fitPositions();
+      else this.view.fit();
+    }
   }
 
   _filterEntity(name) {

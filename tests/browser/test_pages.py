@@ -99,10 +99,16 @@ def test_filters_and_search_change_the_graph_and_the_list_matches(page, site):
     kinds = page.evaluate("Object.fromEntries(cw.cy.nodes().map(n => [n.data('mid'), n.data('kind')]))")
     common = max(set(kinds.values()), key=list(kinds.values()).count)
 
+    page.evaluate("cw.cy.zoom({level: 4, renderedPosition: {x: 0, y: 0}})")  # zoomed into a corner
     page.uncheck(f"input[data-filter='kinds'][value='{common}']")
     shown = visible_memory_ids(page)
     assert shown == sorted(int(i) for i, kind in kinds.items() if kind != common)
     assert 0 < len(shown) < len(everything)
+    # The filter framed what is left: every shown node is inside the graph's box.
+    outside = page.evaluate("""() => { const cy = cw.cy, w = cy.width(), h = cy.height();
+        return cy.nodes().filter(n => !n.hasClass('hidden')).filter(n => { const b = n.renderedBoundingBox();
+            return b.x1 < 0 || b.y1 < 0 || b.x2 > w || b.y2 > h; }).map(n => n.data('mid')); }""")
+    assert outside == [], outside
 
     page.click("[data-tab='list']")
     rows = page.locator("#memory-table tbody tr")

@@ -180,7 +180,7 @@ export class GraphView {
     }
   }
 
-  /** Frame the nodes from their positions (cheaper than cy.fit(), which measures every element). */
+  /** Frame the shown nodes from their positions (cheaper than cy.fit(), which measures every element). */
   fitPositions(padding = 30) {
     const cy = this.cy;
     let x1 = Infinity;
@@ -188,6 +188,7 @@ export class GraphView {
     let x2 = -Infinity;
     let y2 = -Infinity;
     cy.nodes().forEach((node) => {
+      if (node.hasClass("hidden")) return;
       const p = node.position();
       if (p.x < x1) x1 = p.x;
       if (p.x > x2) x2 = p.x;
