@@ -17,17 +17,17 @@ function coded(v, labels) {
     similarity: formatNumber(v.similarity, 2), memory: v.memory, kind: labels.kind(v.kind),
   };
   const say = (template) => interpolate(template, values, true);
+  const dropped = () => say(gettext("dropped: total %(total)s (< %(threshold)s) as %(kind)s"));
   switch (v.code) {
     case "chit_chat": return gettext("chit-chat with no information");
     case "too_short": return gettext("too short to carry information");
     case "duplicate": return say(gettext("repeats memory #%(memory)s"));
     case "off_task": return say(gettext("off-task (similarity %(similarity)s to the task focus)"));
-    case "dropped": return say(gettext("dropped: total %(total)s (< %(threshold)s) as %(kind)s"));
+    case "dropped": return dropped();
     case "kept": return say(gettext("kept: total %(total)s (≥ %(threshold)s) as %(kind)s"));
-    case "kept_without_focus": {
-      const rules = v.total === undefined ? "" : `${say(gettext("dropped: total %(total)s (< %(threshold)s) as %(kind)s"))}; `;
-      return rules + gettext("kept: the session has no task focus, so only chit-chat and duplicates are dropped");
-    }
+    case "kept_without_focus": // what the rules said (absent when an LLM judged), then why it was kept anyway
+      return (v.total === undefined ? "" : `${dropped()}; `)
+        + gettext("kept: the session has no task focus, so only chit-chat and duplicates are dropped");
     default: return null;
   }
 }

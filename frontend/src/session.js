@@ -185,18 +185,22 @@ class SessionApp {
       }
       return;
     }
-    this.applyFilters();
-    // What is left in view is framed again: a filter must not leave the shown nodes off-screen or in a corner.
-    if (this.tab === "graph" && !(this.replay && this.replay.isOpen)) {
-      if (this.view.large) this.view.fitPositions();
-      else this.view.fit();
-    }
+    this._refilter();
   }
 
   _filterEntity(name) {
     this.filters.entity = name.toLowerCase();
     this.filterPanel.render();
+    this._refilter();
+  }
+
+  /** A person changed a filter: apply it, and frame what is left so no shown node stays off-screen or in a
+   * corner. (Live changes also re-apply the filters, but must not move the view: they call applyFilters.) */
+  _refilter() {
     this.applyFilters();
+    if (this.tab !== "graph" || (this.replay && this.replay.isOpen)) return;
+    if (this.view.large) this.view.fitPositions();
+    else this.view.fit();
   }
 
   select(selection, { center = false } = {}) {
