@@ -4,7 +4,7 @@
 
 import { clear, h } from "./dom.js";
 import { formatDateTime, gettext, interpolate, ngettext } from "./i18n.js";
-import { kindColor, PROPOSAL_COLOR, relationColor } from "./graph/style.js";
+import { kindGlyph, relationGlyph } from "./graph/glyphs.js";
 
 const SLIDER_MAX = 1000;
 
@@ -105,9 +105,9 @@ export class FilterPanel {
     clear(this.root);
     this.root.append(
       this._search(),
-      this._checks(gettext("Kind"), "kinds", choices.kinds, (value) => kindColor(value), "dot"),
+      this._checks(gettext("Kind"), "kinds", choices.kinds, kindGlyph),
       this._checks(gettext("Status"), "statuses", choices.statuses, null),
-      this._checks(gettext("Relation"), "relations", choices.relations, (value) => relationColor(value), "line"),
+      this._checks(gettext("Relation"), "relations", choices.relations, relationGlyph),
       this._checks(gettext("Edge origin"), "origins", choices.origins, null),
       this._edgeStatus(),
       this._selects(),
@@ -146,7 +146,8 @@ export class FilterPanel {
     return h("section", { class: "filter-group" }, input, this.matchCount);
   }
 
-  _checks(title, key, options, colorOf, swatch) {
+  /** A group of checkboxes; `glyphOf(value)` draws each option as the graph shows it (the legend). */
+  _checks(title, key, options, glyphOf) {
     const set = this.filters[key];
     const items = options.map((option) => {
       const box = h("input", { type: "checkbox", value: option.value, checked: set.has(option.value),
@@ -156,8 +157,7 @@ export class FilterPanel {
         else set.delete(option.value);
         this.filters.changed();
       });
-      const mark = colorOf ? h("span", { class: `swatch swatch-${swatch}`, style: { background: colorOf(option.value) } })
-        : null;
+      const mark = glyphOf ? glyphOf(option.value) : null;
       const count = h("span", { class: "count", dataset: { countFor: `${key}:${option.value}` } });
       return h("label", { class: "check" }, box, mark, h("span", { class: "check-label" }, option.label), count);
     });
@@ -198,7 +198,7 @@ export class FilterPanel {
       option("inferred", gettext("inferred"), h("span", { class: "swatch swatch-dashed" })),
       option("approved", gettext("approved"), h("span", { class: "swatch swatch-solid" })),
       option("rejected", gettext("rejected"), h("span", { class: "swatch swatch-dotted" })),
-      h("label", { class: "check" }, proposals, h("span", { class: "swatch swatch-line", style: { background: PROPOSAL_COLOR } }),
+      h("label", { class: "check" }, proposals, h("span", { class: "swatch swatch-line swatch-proposal" }),
         h("span", { class: "check-label" }, gettext("proposals only (needs review)"))));
   }
 

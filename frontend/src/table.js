@@ -37,7 +37,7 @@ export class MemoryTable {
       return (x < y ? -1 : x > y ? 1 : a.id - b.id) * this.sort.direction;
     });
     const head = h("tr", null, this.columns.map((c) => h("th", {
-      class: `sortable${c.key === this.sort.key ? (this.sort.direction > 0 ? " asc" : " desc") : ""}`,
+      class: `sortable col-${c.key}${c.key === this.sort.key ? (this.sort.direction > 0 ? " asc" : " desc") : ""}`,
       dataset: { sort: c.key }, scope: "col",
       onclick: () => {
         this.sort = { key: c.key, direction: c.key === this.sort.key ? -this.sort.direction : c.first ?? 1 };
@@ -68,10 +68,10 @@ export class MemoryTable {
       h("td", null, h("span", { class: "chip", style: { background: kindColor(m.kind), color: textOn(kindColor(m.kind)) } }, this.labels.kind(m.kind))),
       h("td", { class: "content-cell" }, hidden ? h("em", { class: "muted" }, `••• ${gettext("sensitive")}`) : shorten(m.content, 160)),
       h("td", { class: "num" }, formatNumber(m.importance, 1)),
-      h("td", { class: "num" }, formatNumber(m.relevance, 1)),
-      h("td", { class: "num" }, formatNumber(m.novelty, 1)),
+      h("td", { class: "num col-relevance" }, formatNumber(m.relevance, 1)),
+      h("td", { class: "num col-novelty" }, formatNumber(m.novelty, 1)),
       h("td", null, this.labels.status(m.status)),
-      h("td", { class: "small" }, shorten(m.entities.join(", "), 60)),
+      h("td", { class: "small col-entities" }, shorten(m.entities.join(", "), 60)),
       h("td", { class: "small nowrap" }, formatDateTime(m.occurredAt)));
   }
 }

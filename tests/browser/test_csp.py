@@ -79,8 +79,8 @@ def test_the_session_page_draws_and_goes_live_without_violations(page, site, wat
     assert page.evaluate("window.cwGraphRequest") is None
     # Cytoscape's own <style> was not inserted (the CSP would refuse it); app.css positions the container.
     assert page.evaluate("document.querySelector('style')") is None
-    assert page.evaluate("getComputedStyle(document.querySelector('.swatch-proposal')).backgroundColor") == \
-        "rgb(249, 115, 22)"
+    assert "rgb(240, 228, 66)" in page.evaluate(  # the proposal halo, from app.css
+        "getComputedStyle(document.querySelector('.swatch-proposal')).boxShadow")
     screenshot(page, "csp-session-en")
     watch.assert_clean()
 

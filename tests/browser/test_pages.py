@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import re
 
-from .conftest import api_get, login, open_session, placeholder_fits, screenshot, visible_memory_ids, wait_live
+from .conftest import (
+    api_get,
+    in_database,
+    login,
+    open_session,
+    placeholder_fits,
+    screenshot,
+    visible_memory_ids,
+    wait_live,
+)
 
 
 def test_login_shows_the_projects_and_sessions_with_counts(page, site):
@@ -54,6 +63,62 @@ def test_session_page_draws_the_graph_of_the_session(page, site):
     assert f"{len(graph['memories'])} of {len(graph['memories'])} memories" in stats
     wait_live(page)
     screenshot(page, "session-graph")
+
+
+def _mark_proposal(session_id: int, needs_review: bool) -> int:
+    """Make the session's first inferred causal edge a proposal (or put it back); returns how many changed."""
+    from memory.models import Edge
+
+    first = Edge.objects.filter(session_id=session_id, relation="causal", status="inferred").order_by("id")[:1]
+    return Edge.objects.filter(pk__in=list(first.values_list("pk", flat=True))).update(needs_review=needs_review)
+
+
+def test_kinds_and_relations_are_told_apart_by_shape_and_the_sidebar_is_their_legend(page, site, django_db_blocker):
+    """Colour is never the only cue (issue 15): each kind has its node shape, each relation its arrowhead, the
+    filter checkboxes draw the same, and a proposal keeps its relation's colour on a halo."""
+    assert in_database(django_db_blocker, _mark_proposal, site.session_id, True)  # the demo session has none
+    try:
+        login(page, site, site.member)
+        open_session(page, site)
+        drawn = _drawn_kinds_and_relations(page)
+        screenshot(page, "session-graph-legend")
+    finally:
+        in_database(django_db_blocker, _mark_proposal, site.session_id, False)
+    legend_shape = {kind: shape for kind, shape, _ in drawn["kinds"]}
+    legend_fill = {kind: rgb_text(fill) for kind, _, fill in drawn["kinds"]}
+    legend_arrow = {relation: arrow for relation, arrow, _ in drawn["relations"]}
+    assert len(set(legend_shape.values())) == len(legend_shape) >= 10
+    assert len(set(legend_arrow.values())) == len(legend_arrow) >= 10
+    kinds_drawn = {kind for kind, _, _ in drawn["nodes"]}
+    assert len(kinds_drawn) >= 3, kinds_drawn
+    for kind, shape, fill in drawn["nodes"]:
+        assert (shape, fill) == (legend_shape[kind], legend_fill[kind]), kind
+    colour_of = {relation: rgb_text(stroke) for relation, _, stroke in drawn["relations"]}
+    proposals = 0
+    for relation, arrow, colour, needs_review, underlay in drawn["edges"]:
+        assert arrow == legend_arrow[relation], (relation, arrow)
+        assert colour == colour_of[relation], (relation, colour)
+        assert (underlay > 0) == bool(needs_review), (relation, underlay)
+        proposals += bool(needs_review)
+    assert proposals == 1
+
+
+def _drawn_kinds_and_relations(page) -> dict:
+    return page.evaluate("""() => ({
+        nodes: cw.cy.nodes().map(n => [n.data('kind'), n.style('shape'), n.style('background-color')]),
+        edges: cw.cy.edges().map(e => [e.data('relation'), e.style('target-arrow-shape'), e.style('line-color'),
+                                       e.data('needsReview'), Number(e.style('underlay-opacity'))]),
+        kinds: [...document.querySelectorAll("[data-group='kinds'] label")].map(l => [
+            l.querySelector('input').value, l.querySelector('svg [data-shape]').getAttribute('data-shape'),
+            l.querySelector('svg [data-shape]').getAttribute('fill')]),
+        relations: [...document.querySelectorAll("[data-group='relations'] label")].map(l => [
+            l.querySelector('input').value, l.querySelector('svg [data-arrow]').getAttribute('data-arrow'),
+            l.querySelector('svg [data-arrow]').getAttribute('stroke')]) })""")
+
+
+def rgb_text(color: str) -> str:
+    """#rrggbb as Cytoscape reports a colour: rgb(r,g,b)."""
+    return "rgb({},{},{})".format(*(int(color[i:i + 2], 16) for i in (1, 3, 5)))
 
 
 def test_clicking_a_node_shows_the_memory_in_the_side_panel(page, site):
@@ -121,6 +186,11 @@ def test_filters_and_search_change_the_graph_and_the_list_matches(page, site):
     first = rows.first.get_attribute("data-memory-id")
     rows.first.click()  # a selection opens the panel beside the list
     assert page.locator("#panel").is_visible() and f"Memory #{first}" in page.inner_text("#panel")
+    # Beside the open panel the last columns are still in view, not hidden behind it (issue 15).
+    panel_left = page.locator("#panel").bounding_box()["x"]
+    occurred = page.locator("#memory-table th[data-sort='time']").bounding_box()
+    assert occurred["x"] + occurred["width"] <= panel_left + 1, (occurred, panel_left)
+    assert page.locator("#memory-table th[data-sort='entities']").is_visible()
     screenshot(page, "session-list-selected")
     page.keyboard.press("Escape")
     assert not page.locator("#panel").is_visible()

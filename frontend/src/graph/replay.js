@@ -6,6 +6,7 @@
 import { shorten } from "../dom.js";
 import { gettext } from "../i18n.js";
 import { edgeId, nodeId } from "./view.js";
+import { kindShape, relationArrow } from "./style.js";
 
 const REPLAY_CLASSES = "replay-on replay-off replay-seed replay-now replay-ranked replay-carry cmp-entered cmp-left cmp-moved";
 const ghostNodeId = (memoryId) => `g${memoryId}`;
@@ -191,7 +192,8 @@ export class ReplayPainter {
       let where = gettext("no longer exists");
       if (memory.exists) where = memory.session_id === this.sessionId ? gettext("not loaded here") : gettext("another session");
       elements.push({ group: "nodes", classes: "ghost", position, data: {
-        id: ghostNodeId(memory.id), mid: memory.id, ghost: true, kind: memory.kind, color: "#e2e8f0", importance: 2,
+        id: ghostNodeId(memory.id), mid: memory.id, ghost: true, kind: memory.kind, color: "#e2e8f0",
+        shape: kindShape(memory.kind), importance: 2,
         label: `#${memory.id} ${shorten(memory.masked || memory.text, 24)} (${where})` } });
     });
     const known = new Set(missing.map((m) => m.id));
@@ -205,7 +207,7 @@ export class ReplayPainter {
       if (seen.has(id) || !source || !target) continue;
       seen.add(id);
       elements.push({ group: "edges", classes: "ghost", data: { id, eid: arrival.edge_id, ghost: true, source, target,
-        relation: arrival.relation, color: "#64748b", confidence: 0.5 } });
+        relation: arrival.relation, color: "#64748b", arrow: relationArrow(arrival.relation), confidence: 0.5 } });
     }
     this.ghosts = elements.length ? cy.add(elements) : cy.collection();
   }

@@ -1,41 +1,83 @@
-// Colours and the Cytoscape stylesheet. Node colour = kind, size = importance, faded = superseded or
-// archived, dashed outline + masked label = sensitive. Edge colour = relation; dashed = inferred,
-// solid = approved, dotted and faint = rejected; proposals (needs_review) are orange and thicker.
+// Colours, shapes and the Cytoscape stylesheet. Node colour and shape = kind, size = importance, faded =
+// superseded or archived, dashed outline + masked label = sensitive. Edge colour and arrowhead = relation;
+// dashed = inferred, solid = approved, dotted and faint = rejected; a proposal (needs_review) keeps its
+// relation's colour and is drawn thick and dotted on a pale halo.
+//
+// Every kind and every relation differs in shape as well as colour, so no one needs to tell two hues apart.
+// The colours are Paul Tol's "muted" (kinds) and "vibrant" (relations) schemes, which stay apart under the
+// common colour-vision deficiencies; tests/test_palette.py simulates them and checks the distances.
 
 export const KIND_COLORS = {
-  fact: "#3b82f6",
-  preference: "#ec4899",
-  constraint: "#ef4444",
-  intent: "#8b5cf6",
-  decision: "#f59e0b",
-  action: "#10b981",
-  result: "#14b8a6",
-  error: "#b91c1c",
-  event: "#6366f1",
-  summary: "#64748b",
+  fact: "#332288",
+  preference: "#aa4499",
+  constraint: "#cc6677",
+  intent: "#88ccee",
+  decision: "#ddcc77",
+  action: "#117733",
+  result: "#44aa99",
+  error: "#882255",
+  event: "#999933",
+  summary: "#9977ff",
+};
+
+// Cytoscape node shapes, chosen to be told apart at 14 px: a decision is the flowchart's diamond, an
+// error the warning triangle, a constraint the stop sign's octagon.
+export const KIND_SHAPES = {
+  fact: "ellipse",
+  preference: "star",
+  constraint: "octagon",
+  intent: "rhomboid",
+  decision: "diamond",
+  action: "round-rectangle",
+  result: "hexagon",
+  error: "triangle",
+  event: "pentagon",
+  summary: "cut-rectangle",
 };
 
 export const RELATION_COLORS = {
-  causal: "#dc2626",
-  temporal: "#0891b2",
-  conditional: "#7c3aed",
-  elaborates: "#2563eb",
-  supersedes: "#ea580c",
-  part_of: "#059669",
-  references: "#64748b",
-  shares_entity: "#a3a3a3",
-  next_in_session: "#cbd5e1",
-  summarizes: "#0f766e",
+  causal: "#0077bb",
+  temporal: "#33bbee",
+  conditional: "#ee7733",
+  elaborates: "#009988",
+  supersedes: "#cc3311",
+  part_of: "#ee3377",
+  references: "#555555",
+  summarizes: "#000000",
+  shares_entity: "#bbbbbb",
+  next_in_session: "#dddddd",
 };
 
-export const PROPOSAL_COLOR = "#f97316";
+export const RELATION_ARROWS = {
+  causal: "triangle",
+  temporal: "vee",
+  conditional: "diamond",
+  elaborates: "circle",
+  supersedes: "triangle-tee",
+  part_of: "square",
+  references: "chevron",
+  summarizes: "triangle-backcurve",
+  shares_entity: "none",
+  next_in_session: "tee",
+};
+
+// The halo under a proposal: pale, so the relation's own colour still reads on top of it.
+export const PROPOSAL_HALO = "#f0e442";
 
 export function kindColor(kind) {
   return KIND_COLORS[kind] || "#94a3b8";
 }
 
+export function kindShape(kind) {
+  return KIND_SHAPES[kind] || "ellipse";
+}
+
 export function relationColor(relation) {
   return RELATION_COLORS[relation] || "#94a3b8";
+}
+
+export function relationArrow(relation) {
+  return RELATION_ARROWS[relation] || "triangle";
 }
 
 const REPLAY_COLOR = "#2563eb";
@@ -53,6 +95,7 @@ export function stylesheet({ large }) {
       selector: "node",
       style: {
         "background-color": "data(color)",
+        shape: "data(shape)",
         width: "mapData(importance, 1, 5, 14, 42)",
         height: "mapData(importance, 1, 5, 14, 42)",
         label: large ? "" : "data(label)",
@@ -92,8 +135,8 @@ export function stylesheet({ large }) {
             width: "mapData(confidence, 0, 1, 0.8, 2.6)",
             "line-color": "data(color)",
             "target-arrow-color": "data(color)",
-            "target-arrow-shape": "triangle",
-            "arrow-scale": 0.7,
+            "target-arrow-shape": "data(arrow)",
+            "arrow-scale": 0.8,
             opacity: 0.85,
           },
     },
@@ -104,11 +147,12 @@ export function stylesheet({ large }) {
     {
       selector: "edge[?needsReview]",
       style: {
-        "line-color": PROPOSAL_COLOR,
-        "target-arrow-color": PROPOSAL_COLOR,
         width: 3,
         opacity: 1,
         "line-dash-pattern": [3, 3],
+        "underlay-color": PROPOSAL_HALO,
+        "underlay-opacity": 0.85,
+        "underlay-padding": 3,
       },
     },
     { selector: "node.labelled", style: { label: "data(label)" } },

@@ -7,7 +7,7 @@ import fcose from "cytoscape-fcose";
 import { shorten } from "../dom.js";
 import { gettext } from "../i18n.js";
 import { Layouts } from "./layouts.js";
-import { kindColor, relationColor, stylesheet } from "./style.js";
+import { kindColor, kindShape, relationArrow, relationColor, stylesheet } from "./style.js";
 
 cytoscape.use(fcose);
 cytoscape.use(dagre);
@@ -120,6 +120,7 @@ export class GraphView {
       label: this.label(memory),
       kind: memory.kind,
       color: kindColor(memory.kind),
+      shape: kindShape(memory.kind),
       importance: Math.max(1, Math.min(5, memory.importance || 3)),
       status: memory.status,
       sensitive: memory.sensitive,
@@ -134,6 +135,7 @@ export class GraphView {
       target: nodeId(edge.target),
       relation: edge.relation,
       color: relationColor(edge.relation),
+      arrow: relationArrow(edge.relation),
       status: edge.status,
       origin: edge.origin,
       needsReview: edge.needsReview,
