@@ -69,8 +69,8 @@ class Command(BaseCommand):
         }
         if not no_agent:
             commands["agent"] = [*manage, "simulate_agent", "--base-url", f"http://{host}:{port}",
-                                 "--token-file", str(token_file), "--project", slug, "--loops", "0",
-                                 "--interval", str(interval)]
+                                 "--token-file", str(token_file), "--project", slug, "--live", "--language", "both",
+                                 "--loops", "0", "--interval", str(interval)]
         children: dict[str, subprocess.Popen] = {}
         stopping = False
 

@@ -3,6 +3,9 @@
 It only talks HTTP (stdlib urllib, no new dependency), so it exercises authentication, validation,
 idempotency and processing exactly as an outside agent does. Each loop starts a new session whose
 external_id carries a timestamp, so reruns never collide with earlier sessions.
+
+With --live (what `make demo` runs) it grows one session per language instead: the travel desk's
+endless, varied episodes (memory/demo/live.py), resumed where a previous run left off.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import NoReverseMatch, reverse
 
-from memory.demo.scenarios import LANGUAGES, Scenario, load_scenarios
+from memory.demo.live import LiveScript, live_script
+from memory.demo.scenarios import LANGUAGES, Scenario, ScenarioInteraction, load_scenarios
 
 RETRY_DELAYS = (1.0, 3.0)  # interaction POSTs carry an idempotency key, so retrying them is safe
 RETRY_STATUSES = {502, 503, 504}
@@ -47,9 +51,16 @@ class ApiClient:
     timeout: float
 
     def post(self, path: str, body: dict[str, Any], query: dict[str, str] | None = None) -> tuple[int, Any]:
+        return self._send("POST", path, body, query)
+
+    def get(self, path: str) -> tuple[int, Any]:
+        return self._send("GET", path, None, None)
+
+    def _send(self, method: str, path: str, body: dict[str, Any] | None,
+              query: dict[str, str] | None) -> tuple[int, Any]:
         url = self.base_url + path + (f"?{urllib.parse.urlencode(query)}" if query else "")
         request = urllib.request.Request(
-            url, data=json.dumps(body).encode(), method="POST",
+            url, data=None if body is None else json.dumps(body).encode(), method=method,
             headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json",
                      "Accept": "application/json", "User-Agent": "contextweaver-simulate-agent"},
         )
@@ -70,7 +81,7 @@ class ApiClient:
 
 class Command(BaseCommand):
     help = ("Play a demo scenario through the HTTP API at a steady pace: one new session per loop, "
-            "one interaction per interval.")
+            "one interaction per interval; or, with --live, grow one live session per language.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--base-url", default="http://127.0.0.1:8000", help="Server root (default: %(default)s)")
@@ -78,25 +89,36 @@ class Command(BaseCommand):
         token.add_argument("--token", help="The project's API token (see create_project)")
         token.add_argument("--token-file", help="A file holding only the token (create_project --quiet > file)")
         parser.add_argument("--project", required=True, help="Project slug")
-        parser.add_argument("--language", choices=LANGUAGES, default="en")
+        parser.add_argument("--language", choices=(*LANGUAGES, "both"), default="en",
+                            help="Scenario language; 'both' (with --live) alternates English and Chinese episodes")
         parser.add_argument("--scenario", help="Topic to play, e.g. travel or coding (default: take turns)")
+        parser.add_argument("--live", action="store_true",
+                            help="Grow one live session per language with new, varied episodes (the demo's agent)")
         parser.add_argument("--interval", type=float, default=2.0, help="Seconds between interactions")
-        parser.add_argument("--loops", type=int, default=1, help="Sessions to play; 0 = until Ctrl+C")
+        parser.add_argument("--loops", type=int, default=1,
+                            help="Sessions to play (with --live: episodes); 0 = until Ctrl+C")
         parser.add_argument("--wait", action="store_true", help="Ask the server to process before answering")
         parser.add_argument("--timeout", type=float, default=60.0, help="Seconds to wait for each HTTP answer")
 
     def handle(self, *args: Any, base_url: str, token: str | None, token_file: str | None, project: str,
-               language: str, scenario: str | None, interval: float, loops: int, wait: bool, timeout: float,
-               **options: Any) -> None:
+               language: str, scenario: str | None, live: bool, interval: float, loops: int, wait: bool,
+               timeout: float, **options: Any) -> None:
         if interval < 0 or loops < 0 or timeout <= 0:
             raise CommandError("--interval and --loops must be >= 0 and --timeout > 0.")
+        if language == "both" and not live:
+            raise CommandError("--language both needs --live (scenarios are played one language at a time).")
+        if live and scenario:
+            raise CommandError("--scenario and --live do not go together: the live session plays its own episodes.")
         base_url = _checked_base_url(base_url)
         client = ApiClient(base_url=base_url, token=token if token is not None else _read_token(token_file),
                            timeout=timeout)
-        playlist = _playlist(language, scenario)
         player = _Player(self, client, project, interval=interval, wait=wait)
-        played = 0
         try:
+            if live:
+                player.grow([live_script(lang) for lang in (LANGUAGES if language == "both" else (language,))], loops)
+                return
+            playlist = _playlist(language, scenario)
+            played = 0
             while loops == 0 or played < loops:
                 if played:
                     time.sleep(interval)
@@ -132,15 +154,60 @@ class _Player:
         out.write(f"Session #{session_id} started: {scenario.title} ({len(scenario.interactions)} interactions to "
                   f"send).{self._web_link(session_id)}")
         out.flush()
+        statuses = self._send(session_id, scenario.interactions, key=external_id)
+        out.write(self.command.style.SUCCESS(f"Session #{session_id}: {_in_words(statuses)}"))
+        out.flush()
+
+    def grow(self, scripts: list[LiveScript], episodes: int) -> None:
+        """Episode after episode into each script's live session (found by external_id, else started),
+        the languages taking turns; `episodes` 0 = until interrupted."""
+        out = self.command.stdout
+        sessions = {script.language: self._live_session(script) for script in scripts}
+        played = 0
+        while episodes == 0 or played < episodes:
+            script = scripts[played % len(scripts)]
+            session_id, next_number = sessions[script.language]
+            if played:
+                time.sleep(self.interval)
+            episode = script.episode(next_number)
+            out.write(f"Live session #{session_id} ({script.language}), episode {episode.number}: {episode.topic}, "
+                      f"{len(episode.interactions)} interactions.")
+            out.flush()
+            statuses = self._send(session_id, episode.interactions, key=f"{script.external_id}:{episode.number}")
+            out.write(self.command.style.SUCCESS(f"Episode {episode.number} ({episode.topic}): {_in_words(statuses)}"))
+            out.flush()
+            sessions[script.language] = (session_id, next_number + 1)
+            played += 1
+
+    def _live_session(self, script: LiveScript) -> tuple[int, int]:
+        """(session id, the next episode's number): the live session of an earlier run goes on growing; its
+        interaction count numbers the next episode, so new episodes never repeat the ones already sent."""
+        listed = self._get(f"{self.slug_path}/sessions/")
+        found = next((row for row in listed if row.get("external_id") == script.external_id), None)
+        if found is None:
+            found = self._call(f"{self.slug_path}/sessions/", {
+                "title": script.title, "task": script.task, "external_id": script.external_id,
+                "metadata": {"simulated": True, "live": True, "language": script.language},
+            })
+            self.sessions += 1
+        session_id, sent = found["id"], int(found.get("interaction_count") or 0)
+        verb = f"goes on growing ({sent} interactions so far)" if sent else "started"
+        self.command.stdout.write(f"Live session #{session_id} ({script.title}) {verb}.{self._web_link(session_id)}")
+        self.command.stdout.flush()
+        return session_id, sent
+
+    def _send(self, session_id: int, interactions: list[ScenarioInteraction], *, key: str) -> Counter[str]:
+        """Post the interactions one per interval, one progress line each; their statuses counted."""
+        out = self.command.stdout
         url = f"{self.slug_path}/sessions/{session_id}/interactions/"
         query = {"wait": "true"} if self.wait else None
         statuses: Counter[str] = Counter()
-        start, total = time.monotonic(), len(scenario.interactions)
-        for index, item in enumerate(scenario.interactions):
+        start, total = time.monotonic(), len(interactions)
+        for index, item in enumerate(interactions):
             # Steady pace: the n-th interaction leaves at start + n * interval, however slow the server was.
             time.sleep(max(0.0, start + index * self.interval - time.monotonic()))
             body = {"kind": item.kind, "content": item.content, "metadata": item.metadata,
-                    "idempotency_key": f"{external_id}:{index}"}
+                    "idempotency_key": f"{key}:{index}"}
             row = self._call(url, body, query=query, retry=True)["interactions"][0]
             self.sent += 1
             statuses[row["status"]] += 1
@@ -149,8 +216,16 @@ class _Player:
             status = "queued" if row["status"] == "pending" else row["status"]  # accepted; the worker is on it
             out.write(f"  [{index + 1:>2}/{total}] #{row['id']} {item.kind:<16} {status}{duplicate}{memories}")
             out.flush()
-        out.write(self.command.style.SUCCESS(f"Session #{session_id}: {_in_words(statuses)}"))
-        out.flush()
+        return statuses
+
+    def _get(self, path: str) -> list[dict[str, Any]]:
+        try:
+            data = self.client.get(path)[1]
+        except (Unreachable, HttpFailure) as exc:
+            raise self._command_error(exc) from None
+        if not isinstance(data, list):
+            raise CommandError(f"Unexpected answer from {self.client.base_url}{path}: {str(data)[:200]}")
+        return data
 
     def _call(self, path: str, body: dict[str, Any], *, query: dict[str, str] | None = None,
               retry: bool = False) -> dict[str, Any]:
