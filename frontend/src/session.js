@@ -41,6 +41,7 @@ class SessionApp {
     this.filters = new Filters(this.config, this.model);
     this.view = new GraphView($("#cy"), this.model, {
       canSeeSensitive: this.config.canSeeSensitive, onSelect: (s) => this.select(s),
+      kindLabel: (kind) => this.labels.kind(kind),
     });
     performance.mark("cw-drawn");
     this.curation = this.config.canCurate ? new CurationControls({

@@ -231,6 +231,43 @@ def test_filters_and_search_change_the_graph_and_the_list_matches(page, site):
     assert min(times[str(i)] for i in later) > min(times.values())
 
 
+def _ticks(page) -> list[int]:
+    return [int(t) for t in page.locator(".timeline-axis .tick").evaluate_all("ts => ts.map(t => t.dataset.time)")]
+
+
+def _check_the_timeline_frame(page) -> None:
+    """Issue 15: the Timeline has a time axis that follows the view, a label per lane, and a brush to zoom."""
+    ticks = _ticks(page)
+    assert len(ticks) >= 3 and ticks == sorted(ticks), ticks
+    kinds = page.evaluate("[...new Set([...cw.model.memories.values()].map(m => m.kind))].length")
+    lanes = page.locator(".timeline-lanes .lane")
+    assert lanes.count() == kinds
+    # Each lane's label sits level with its nodes: the lane's band holds every node of that kind.
+    bands = lanes.evaluate_all("""ls => ls.map(l => [l.dataset.kind, l.getBoundingClientRect().top,
+                                                      l.getBoundingClientRect().bottom])""")
+    box = page.locator("#cy").bounding_box()
+    for kind, top, bottom in bands:
+        ys = page.evaluate(f"cw.cy.nodes('[kind = \"{kind}\"]').map(n => n.renderedPosition('y'))")
+        assert ys and all(top - 2 <= box["y"] + y <= bottom + 2 for y in ys), (kind, top, bottom, ys)
+    # Brush: drag across the middle third of the axis; the view zooms to that stretch of time.
+    axis = page.locator(".timeline-axis").bounding_box()
+    zoom = page.evaluate("cw.cy.zoom()")
+    y = axis["y"] + axis["height"] / 2
+    page.mouse.move(axis["x"] + axis["width"] / 3, y)
+    page.mouse.down()
+    page.mouse.move(axis["x"] + axis["width"] / 2, y, steps=5)
+    page.mouse.move(axis["x"] + 2 * axis["width"] / 3, y, steps=5)
+    page.mouse.up()
+    page.wait_for_timeout(500)  # the 300 ms zoom animation
+    assert page.evaluate("cw.cy.zoom()") > 2 * zoom
+    zoomed = _ticks(page)
+    assert zoomed and zoomed[-1] - zoomed[0] < ticks[-1] - ticks[0]  # finer ticks over a shorter stretch
+    screenshot(page, "session-timeline-brushed")
+    page.locator(".timeline-axis").dblclick()
+    page.wait_for_timeout(500)
+    assert abs(page.evaluate("cw.cy.zoom()") - zoom) < 0.2 * zoom  # back to the whole session
+
+
 def test_layouts_and_filtered_interactions(page, site):
     login(page, site, site.member)
     open_session(page, site)
@@ -246,6 +283,7 @@ def test_layouts_and_filtered_interactions(page, site):
     order = page.evaluate("""() => [...cw.model.memories.values()].sort((a, b) => a.time - b.time || a.id - b.id)
         .map(m => cw.cy.getElementById('m' + m.id).position('x'))""")
     assert order == sorted(order)
+    _check_the_timeline_frame(page)
     screenshot(page, "session-timeline")
 
     page.click("[data-tab='interactions']")
@@ -266,3 +304,9 @@ def test_layouts_and_filtered_interactions(page, site):
     assert len(zh) == len(reasons) and all(re.search(r"[\u4e00-\u9fff]", r) and not re.search(r"[a-z]{4}", r)
                                            for r in zh), zh
     screenshot(page, "session-filtered-interactions-zh")
+    page.click("[data-tab='graph']")
+    page.click("[data-layout='timeline']")
+    page.wait_for_selector("html[data-layout='timeline']", state="attached")
+    lanes = page.locator(".timeline-lanes .lane span").all_inner_texts()
+    assert lanes and all(re.search(r"[\u4e00-\u9fff]", lane) for lane in lanes), lanes  # 事实, 约束, …
+    screenshot(page, "session-timeline-zh")

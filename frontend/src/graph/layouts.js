@@ -41,6 +41,7 @@ export class Layouts {
     this.forcePositions = null;
     this.current = "force";
     this.timeScale = null;
+    this.laneGeometry = { height: LANE_HEIGHT, subRows: SUB_ROWS };
   }
 
   /** Run a layout; animate only for small graphs (switching layouts, not first paint). */

@@ -155,6 +155,7 @@ export function stylesheet({ large }) {
         "underlay-padding": 3,
       },
     },
+    { selector: "edge.quiet", style: { opacity: 0.07 } },
     { selector: "node.labelled", style: { label: "data(label)" } },
     { selector: ".hidden", style: { display: "none" } },
     { selector: ".dimmed", style: { opacity: 0.12 } },

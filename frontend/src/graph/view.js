@@ -7,6 +7,7 @@ import fcose from "cytoscape-fcose";
 import { shorten } from "../dom.js";
 import { gettext } from "../i18n.js";
 import { Layouts } from "./layouts.js";
+import { TimelineAxis } from "./timeline_axis.js";
 import { kindColor, kindShape, relationArrow, relationColor, stylesheet } from "./style.js";
 
 cytoscape.use(fcose);
@@ -73,9 +74,10 @@ export function quickLayout(model) {
   for (const memory of memories) memory.draftPosition = spot.get(memory.id);
 }
 export const edgeId = (id) => `e${id}`;
+const isStructural = (edge) => edge.data("relation") === "next_in_session" || edge.data("relation") === "shares_entity";
 
 export class GraphView {
-  constructor(container, model, { canSeeSensitive, onSelect }) {
+  constructor(container, model, { canSeeSensitive, onSelect, kindLabel = (kind) => kind }) {
     this.model = model;
     this.canSeeSensitive = canSeeSensitive;
     this.onSelect = onSelect;
@@ -99,6 +101,7 @@ export class GraphView {
       boxSelectionEnabled: false,
     });
     this.layouts = new Layouts(this.cy, model);
+    this.timeline = new TimelineAxis(this.cy, this.layouts, container.parentElement, kindLabel);
     this.cy.on("tap", "node", (event) => this.onSelect({ type: "memory", id: event.target.data("mid") }));
     this.cy.on("tap", "edge", (event) => this.onSelect({ type: "edge", id: event.target.data("eid") }));
     this.cy.on("tap", (event) => {
@@ -235,6 +238,9 @@ export class GraphView {
   async layout(name, options) {
     await this.layouts.apply(name, options);
     this.capZoom();
+    // On a time axis, adjacency and shared entities say little and criss-cross the lanes: they recede.
+    this.cy.edges().filter(isStructural).toggleClass("quiet", name === "timeline");
+    this.timeline.show(name === "timeline");
   }
 
   /** A graph of a few nodes should not be blown up to fill the screen. */
@@ -270,6 +276,7 @@ export class GraphView {
         const visible = isVisible(element);
         element.toggleClass("hidden", !visible);
       });
+      if (this.layouts.current === "timeline") added.edges().filter(isStructural).addClass("quiet");
     });
     if (added.nonempty()) this._pulse(added);
     if (patch.recalls.length) this._flashRecall(patch.recalls);
