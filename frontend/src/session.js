@@ -149,6 +149,7 @@ class SessionApp {
       });
     });
     this._highlight();
+    this.view.refitLabels(0); // what is shown (and matched) decides which labels have room
     this._stats();
     if (this.tab === "list") this.table.render(this.visibleIds);
     if (this.tab === "interactions") this.interactionTable.render();

@@ -273,10 +273,24 @@ def test_layouts_and_filtered_interactions(page, site):
     open_session(page, site)
     page.click("[data-layout='dag']")
     page.wait_for_selector("html[data-layout='dag']", state="attached")
-    # Parents above children along a dependency edge.
-    pairs = page.evaluate("""() => cw.cy.edges().filter(e => e.data('relation') !== 'next_in_session')
-        .map(e => [e.source().position('y'), e.target().position('y')])""")
+    # Parents before children along a dependency edge: above them, or left of them when left-right shows the
+    # graph larger in this wide view (a long chain top-down is a tall thin strip, issue 15).
+    direction = page.evaluate("cw.app.view.layouts.dagDirection")
+    axis = "y" if direction == "TB" else "x"
+    pairs = page.evaluate(f"""() => cw.cy.edges()
+        .filter(e => !['next_in_session', 'shares_entity'].includes(e.data('relation')))
+        .map(e => [e.source().position('{axis}'), e.target().position('{axis}')])""")
     assert pairs and sum(1 for parent, child in pairs if parent < child) >= 0.8 * len(pairs)
+    # The fitted graph is not a strip, and nothing sits under the legend.
+    box = page.evaluate("cw.cy.nodes().renderedBoundingBox()")
+    view = page.evaluate("({w: cw.cy.width(), h: cw.cy.height()})")
+    assert max(box["w"] / view["w"], box["h"] / view["h"]) > 0.75, (direction, box, view)
+    legend = page.locator(".legend").bounding_box()
+    cy_box = page.locator("#cy").bounding_box()
+    under = page.evaluate(f"""() => cw.cy.nodes().filter(n => {{ const p = n.renderedPosition();
+        return p.x + {cy_box["x"]} > {legend["x"]} && p.x + {cy_box["x"]} < {legend["x"] + legend["width"]}
+            && p.y + {cy_box["y"]} > {legend["y"]}; }}).map(n => n.id())""")
+    assert under == [], under
     screenshot(page, "session-dag")
     page.click("[data-layout='timeline']")
     page.wait_for_selector("html[data-layout='timeline']", state="attached")
@@ -310,3 +324,57 @@ def test_layouts_and_filtered_interactions(page, site):
     lanes = page.locator(".timeline-lanes .lane span").all_inner_texts()
     assert lanes and all(re.search(r"[\u4e00-\u9fff]", lane) for lane in lanes), lanes  # 事实, 约束, …
     screenshot(page, "session-timeline-zh")
+
+
+def _labels_on_screen(page) -> list[dict]:
+    """The labels Cytoscape draws (not hidden by filtering or label fitting), as rendered boxes and font size."""
+    return page.evaluate("""() => cw.cy.nodes().filter(n => !n.hasClass('hidden') && !n.hasClass('nolabel')
+        && n.style('label')).map(n => { const b = n.renderedBoundingBox({includeNodes: false, includeEdges: false,
+            includeLabels: true});
+          return {id: n.id(), x1: b.x1, x2: b.x2, y1: b.y1, y2: b.y2,
+                  px: parseFloat(n.style('font-size')) * cw.cy.zoom()}; })""")
+
+
+def test_labels_are_readable_and_do_not_overlap_at_any_zoom(page, site):
+    """Issue 15: labels are drawn at a readable size on screen and never on top of each other (measured from
+    Cytoscape's rendered label boxes); zooming in makes room for more; hovering shows the full text."""
+    login(page, site, site.member)
+    open_session(page, site)
+    page.wait_for_timeout(400)  # the label fitting after the layout
+
+    def check() -> int:
+        labels = _labels_on_screen(page)
+        assert labels, "no label shown"
+        assert all(label["px"] >= 10 for label in labels), [label["px"] for label in labels]
+        for i, a in enumerate(labels):
+            for b in labels[i + 1:]:
+                clash = a["x1"] < b["x2"] and b["x1"] < a["x2"] and a["y1"] < b["y2"] and b["y1"] < a["y2"]
+                assert not clash, (a, b)
+        return len(labels)
+
+    shown = check()
+    total = page.evaluate("cw.cy.nodes().length")
+    assert shown >= min(10, total // 3), (shown, total)
+    screenshot(page, "session-graph-labels")
+    page.click("#btn-zoom-in")
+    page.click("#btn-zoom-in")
+    page.wait_for_timeout(400)
+    # Zoomed in: labels stay the same size on screen and more of those in view find room.
+    in_view = page.evaluate("""() => { const e = cw.cy.extent(); return cw.cy.nodes().filter(n => {
+        const p = n.position(); return p.x > e.x1 && p.x < e.x2 && p.y > e.y1 && p.y < e.y2; }).map(n => n.id()); }""")
+    labelled = {label["id"] for label in _labels_on_screen(page)}
+    check()
+    assert len(labelled & set(in_view)) >= 0.6 * len(in_view), (len(labelled & set(in_view)), len(in_view))
+    # Hover: the full text of a memory whose label is short or hidden.
+    node = page.evaluate("""() => { const n = cw.cy.nodes().filter(n => n.data('fullLabel').length > 40
+        && n.renderedPosition().x > 0 && n.renderedPosition().x < cw.cy.width()
+        && n.renderedPosition().y > 0 && n.renderedPosition().y < cw.cy.height())[0];
+        return n && {id: n.id(), x: n.renderedPosition('x'), y: n.renderedPosition('y')}; }""")
+    assert node, "a long memory in view"
+    box = page.locator("#cy").bounding_box()
+    page.mouse.move(box["x"] + node["x"], box["y"] + node["y"])
+    page.wait_for_timeout(200)
+    shown_text = page.evaluate(f"cw.cy.getElementById('{node['id']}').style('label')")
+    assert shown_text == page.evaluate(f"cw.cy.getElementById('{node['id']}').data('fullLabel')")
+    assert len(shown_text) > 40
+    screenshot(page, "session-graph-hover")

@@ -1,11 +1,15 @@
 // The three layouts. "force" uses the server's positions when every node has one (preset: instant),
 // otherwise fcose in draft quality (spectral only, ~1 s for thousands of nodes) and remembers the
-// result. "dag" runs dagre over dependency edges, parents above children. "timeline" puts time on x
+// result. "dag" runs dagre over dependency edges, parents before children (top-down or left-right,
+// whichever the view shows larger). "timeline" puts time on x
 // and one lane per kind on y. All of them run only on request: live patches never relayout.
 
 const LANE_HEIGHT = 110;
 const SUB_ROWS = 4;
 const SMALL_GRAPH = 400;
+// Room around a fitted layout: the legend (and the Timeline's axis) sit over the bottom of the view.
+export const FIT_PADDING = 56;
+const STRUCTURAL = new Set(["next_in_session", "shares_entity"]);
 
 export const LAYOUTS = ["force", "dag", "timeline"];
 
@@ -22,7 +26,7 @@ function presetFrom(eles, positions, animate) {
     name: "preset",
     positions: (node) => positions.get(node.id()) || node.position(),
     fit: true,
-    padding: 30,
+    padding: FIT_PADDING,
     animate,
     animationDuration: 400,
   });
@@ -42,6 +46,7 @@ export class Layouts {
     this.current = "force";
     this.timeScale = null;
     this.laneGeometry = { height: LANE_HEIGHT, subRows: SUB_ROWS };
+    this.dagDirection = "TB";
   }
 
   /** Run a layout; animate only for small graphs (switching layouts, not first paint). */
@@ -90,22 +95,30 @@ export class Layouts {
     return undefined;
   }
 
-  _dag(animate) {
+  /** Dagre both ways, top-down and left-right, and keep the one the view shows larger: a long chain of
+   *  dependencies top-down is a tall thin strip in a wide window. */
+  async _dag(animate) {
+    // Ranked by dependencies only: adjacency and shared entities chain nearly every memory to the next,
+    // which made one rank per memory.
     const eles = this.cy.elements().filter((e) => !e.hasClass("hidden")
-      && (e.isNode() || e.data("relation") !== "next_in_session"));
+      && (e.isNode() || !STRUCTURAL.has(e.data("relation"))));
     const large = eles.nodes().length > 800;
-    return run(eles, {
-      name: "dagre",
-      rankDir: "TB",
-      nodeSep: 18,
-      rankSep: 70,
-      edgeSep: 6,
-      ranker: large ? "longest-path" : "network-simplex",
-      fit: true,
-      padding: 30,
-      animate,
-      animationDuration: 400,
+    const options = (rankDir) => ({
+      name: "dagre", rankDir, nodeSep: 18, rankSep: 70, edgeSep: 6,
+      ranker: large ? "longest-path" : "network-simplex", fit: false, animate: false,
     });
+    const before = snapshot(this.cy);
+    const tried = [];
+    for (const rankDir of large ? ["TB"] : ["TB", "LR"]) {
+      await run(eles, options(rankDir));
+      const box = eles.nodes().boundingBox();
+      const scale = Math.min(this.cy.width() / Math.max(box.w, 1), this.cy.height() / Math.max(box.h, 1));
+      tried.push({ rankDir, scale, positions: snapshot(this.cy) });
+    }
+    const best = tried.reduce((a, b) => (b.scale > a.scale * 1.05 ? b : a));
+    this.dagDirection = best.rankDir;
+    if (animate) this.cy.nodes().positions((node) => before.get(node.id()) || node.position());
+    return presetFrom(eles.nodes(), best.positions, animate);
   }
 
   _timeline() {
@@ -145,6 +158,10 @@ export class Layouts {
     if (placed.length) {
       const cx = placed.reduce((sum, n) => sum + n.position.x, 0) / placed.length;
       const cy = placed.reduce((sum, n) => sum + n.position.y, 0) / placed.length;
+      if (this.current === "dag" && this.dagDirection === "LR") {
+        const rightmost = Math.max(...placed.map((n) => n.position.x));
+        return { x: rightmost + 70, y: cy + (Math.random() - 0.5) * 40 };
+      }
       if (this.current === "dag") {
         const lowest = Math.max(...placed.map((n) => n.position.y));
         return { x: cx + (Math.random() - 0.5) * 40, y: lowest + 70 };

@@ -156,6 +156,13 @@ export function stylesheet({ large }) {
       },
     },
     { selector: "edge.quiet", style: { opacity: 0.07 } },
+    // Label fitting (label_fit.js) hides a label another, more important one overlaps; hover shows it in full.
+    { selector: "node.nolabel", style: { "text-opacity": 0, "text-background-opacity": 0 } },
+    {
+      selector: "node.hover",
+      style: { label: "data(fullLabel)", "text-opacity": 1, "text-background-opacity": 0.95, "text-wrap": "wrap", opacity: 1,
+        "min-zoomed-font-size": 0, "z-index": 50 },
+    },
     { selector: "node.labelled", style: { label: "data(label)" } },
     { selector: ".hidden", style: { display: "none" } },
     { selector: ".dimmed", style: { opacity: 0.12 } },

@@ -4,6 +4,7 @@
 
 import { clear, h } from "../dom.js";
 import { gettext } from "../i18n.js";
+import { FIT_PADDING } from "./layouts.js";
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -130,7 +131,7 @@ export class TimelineAxis {
       from = null;
       if (right - left >= BRUSH_MIN_PX) this.zoomTo(left, right);
     });
-    this.axis.addEventListener("dblclick", () => this.cy.animate({ fit: { padding: 30 }, duration: 300 }));
+    this.axis.addEventListener("dblclick", () => this.cy.animate({ fit: { padding: FIT_PADDING }, duration: 300 }));
   }
 
   /** Zoom so that the rendered stretch [left, right] fills the width; the vertical middle stays. */

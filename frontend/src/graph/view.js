@@ -6,7 +6,8 @@ import fcose from "cytoscape-fcose";
 
 import { shorten } from "../dom.js";
 import { gettext } from "../i18n.js";
-import { Layouts } from "./layouts.js";
+import { fitLabels } from "./label_fit.js";
+import { FIT_PADDING, Layouts } from "./layouts.js";
 import { TimelineAxis } from "./timeline_axis.js";
 import { kindColor, kindShape, relationArrow, relationColor, stylesheet } from "./style.js";
 
@@ -103,10 +104,32 @@ export class GraphView {
     this.layouts = new Layouts(this.cy, model);
     this.timeline = new TimelineAxis(this.cy, this.layouts, container.parentElement, kindLabel);
     this.cy.on("tap", "node", (event) => this.onSelect({ type: "memory", id: event.target.data("mid") }));
+    // Hover: the full text, on top, whatever the label fitting hid.
+    this.cy.on("mouseover", "node", (event) => event.target.addClass("hover"));
+    this.cy.on("mouseout", "node", (event) => event.target.removeClass("hover"));
+    this.labelTimer = null;
+    if (!this.large) {
+      this.cy.on("viewport", () => this.refitLabels(120));
+      this.cy.on("select unselect", "node", () => this.refitLabels(0));
+    }
     this.cy.on("tap", "edge", (event) => this.onSelect({ type: "edge", id: event.target.data("eid") }));
     this.cy.on("tap", (event) => {
       if (event.target === this.cy) this.onSelect(null);
     });
+  }
+
+  /** Readable, non-overlapping labels for the current view (small graphs; see label_fit.js). */
+  refitLabels(delay = 0) {
+    if (this.large) return;
+    clearTimeout(this.labelTimer);
+    this.labelTimer = setTimeout(() => fitLabels(this.cy), delay);
+  }
+
+  fullLabel(memory) {
+    if (memory.sensitive && (!this.canSeeSensitive || memory.content === "[sensitive]")) {
+      return `••• ${gettext("sensitive")}`;
+    }
+    return shorten(memory.content || memory.label, 240);
   }
 
   label(memory) {
@@ -121,6 +144,7 @@ export class GraphView {
       id: nodeId(memory.id),
       mid: memory.id,
       label: this.label(memory),
+      fullLabel: this.fullLabel(memory),
       kind: memory.kind,
       color: kindColor(memory.kind),
       shape: kindShape(memory.kind),
@@ -241,6 +265,7 @@ export class GraphView {
     // On a time axis, adjacency and shared entities say little and criss-cross the lanes: they recede.
     this.cy.edges().filter(isStructural).toggleClass("quiet", name === "timeline");
     this.timeline.show(name === "timeline");
+    this.refitLabels(0);
   }
 
   /** A graph of a few nodes should not be blown up to fill the screen. */
@@ -279,6 +304,7 @@ export class GraphView {
       if (this.layouts.current === "timeline") added.edges().filter(isStructural).addClass("quiet");
     });
     if (added.nonempty()) this._pulse(added);
+    if (added.nodes().nonempty() || patch.memories.updated.length) this.refitLabels(200);
     if (patch.recalls.length) this._flashRecall(patch.recalls);
     return added;
   }
@@ -326,7 +352,7 @@ export class GraphView {
 
   fit() {
     const visible = this.cy.elements().filter((e) => !e.hasClass("hidden"));
-    this.cy.fit(visible.nonempty() ? visible : undefined, 30);
+    this.cy.fit(visible.nonempty() ? visible : undefined, FIT_PADDING);
     this.capZoom();
   }
 
