@@ -56,6 +56,55 @@ def test_a_posted_interaction_appears_in_the_open_page_within_a_second(page, sit
     assert_page_matches_server(page, site, session_id)
 
 
+# Its own facts: the other tests' would link to these across sessions ("returns to …").
+CHENGDU = [
+    "The panda base visit on 6 April starts at 07:30 because the pandas are fed early",
+    "Hotel Anthill in Kuanzhai Alley has a family room at 680 RMB per night with breakfast",
+    "A Sichuan opera show at Shufeng Yayun teahouse costs 260 RMB per seat on Friday",
+    "The Leshan Giant Buddha day trip needs the 08:10 high-speed train from Chengdu East",
+    "Hotpot at Shu Daxia on the last evening is reserved for two at 19:00, mild broth requested",
+]
+
+
+def _new_node(page, site, session_id, text) -> str:
+    row = post_interaction(site, session_id, text)
+    assert row["status"] == "kept" and row["memory_ids"], row
+    node = f"m{row['memory_ids'][0]}"
+    page.wait_for_function(f"() => cw.cy.getElementById('{node}').nonempty()", timeout=5000)
+    return node
+
+
+def test_live_memories_land_apart_and_the_view_follows_until_the_person_moves_it(page, site):
+    """Issue 15: new memories no longer pile up in one spot, and they stay in view unless the person moved it."""
+    session_id = new_session(site, "Live placement trip")
+    post_interaction(site, session_id, "I want a 5-day trip to Chengdu in April for two people, budget 9000 RMB")
+    login(page, site, site.member)
+    open_session(page, site, session_id)
+    wait_live(page)
+    added = [_new_node(page, site, session_id, text) for text in CHENGDU]
+    page.wait_for_timeout(500)  # the follow animation
+    spots = page.evaluate("cw.cy.nodes().map(n => [n.id(), n.position('x'), n.position('y')])")
+    for i, (a, ax, ay) in enumerate(spots):
+        for b, bx, by in spots[i + 1:]:
+            if a in added or b in added:
+                assert (ax - bx) ** 2 + (ay - by) ** 2 >= 40 ** 2, (a, b, ax, ay, bx, by)
+    in_view = page.evaluate(f"""() => {{ const e = cw.cy.extent(); return {added}.every(id => {{
+        const p = cw.cy.getElementById(id).position(); return p.x >= e.x1 && p.x <= e.x2 && p.y >= e.y1 && p.y <= e.y2;
+        }}); }}""")
+    assert in_view, "the view followed the new memories"
+    screenshot(page, "session-live-placed")
+    # The person drags the view: from now on a new memory does not move it.
+    box = page.locator("#cy").bounding_box()
+    page.mouse.move(box["x"] + 12, box["y"] + 12)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 150, box["y"] + 90, steps=8)
+    page.mouse.up()
+    viewport = page.evaluate("({pan: cw.cy.pan(), zoom: cw.cy.zoom()})")
+    _new_node(page, site, session_id, "The return train G7351 from Chengdu East leaves at 16:20 on 9 April")
+    page.wait_for_timeout(500)
+    assert page.evaluate("({pan: cw.cy.pan(), zoom: cw.cy.zoom()})") == viewport
+
+
 def test_after_a_disconnect_the_page_catches_up_without_gaps_or_duplicates(page, site):
     session_id = new_session(site, "Reconnect trip")
     post_interaction(site, session_id, "Plan a weekend in Suzhou gardens for two adults with a 3000 RMB budget")

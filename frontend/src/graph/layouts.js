@@ -9,6 +9,9 @@ const SUB_ROWS = 4;
 const SMALL_GRAPH = 400;
 // Room around a fitted layout: the legend (and the Timeline's axis) sit over the bottom of the view.
 export const FIT_PADDING = 56;
+const MIN_GAP = 46; // model units between the centres of two live-placed nodes (the largest is 42 wide)
+const NEAR = 70;
+const GOLDEN_ANGLE = Math.PI * (3 - Math.sqrt(5));
 const STRUCTURAL = new Set(["next_in_session", "shares_entity"]);
 
 export const LAYOUTS = ["force", "dag", "timeline"];
@@ -147,30 +150,53 @@ export class Layouts {
     return { x, y: lane * LANE_HEIGHT + row * (LANE_HEIGHT / SUB_ROWS) };
   }
 
-  /** Where a node that arrives live goes, given the current layout; never moves other nodes. */
+  /** Where a node that arrives live goes, given the current layout; never moves other nodes. Beside its
+   *  neighbours (below or right of them in the DAG, at its time in the timeline), on the first free spot. */
   placeNew(memory, neighbours) {
-    if (memory.position && this.current === "force" && this.model.hasServerPositions) return memory.position;
-    if (this.current === "timeline" && this.lanes) {
-      const spot = this._timelineSpot(memory);
-      return { x: spot.x, y: spot.y + (Math.random() - 0.5) * 20 };
+    if (memory.position && this.current === "force" && this.model.hasServerPositions) {
+      return this._free(memory.position, memory.id);
     }
+    if (this.current === "timeline" && this.lanes) return this._free(this._timelineSpot(memory), memory.id, "y");
     const placed = neighbours.filter((n) => n && n.position);
     if (placed.length) {
       const cx = placed.reduce((sum, n) => sum + n.position.x, 0) / placed.length;
       const cy = placed.reduce((sum, n) => sum + n.position.y, 0) / placed.length;
       if (this.current === "dag" && this.dagDirection === "LR") {
         const rightmost = Math.max(...placed.map((n) => n.position.x));
-        return { x: rightmost + 70, y: cy + (Math.random() - 0.5) * 40 };
+        return this._free({ x: rightmost + 70, y: cy }, memory.id, "y");
       }
       if (this.current === "dag") {
         const lowest = Math.max(...placed.map((n) => n.position.y));
-        return { x: cx + (Math.random() - 0.5) * 40, y: lowest + 70 };
+        return this._free({ x: cx, y: lowest + 70 }, memory.id, "x");
       }
-      const angle = Math.random() * Math.PI * 2;
-      const radius = placed.length === 1 ? 60 : 30;
-      return { x: cx + Math.cos(angle) * radius, y: cy + Math.sin(angle) * radius };
+      const angle = memory.id * GOLDEN_ANGLE;
+      return this._free({ x: cx + Math.cos(angle) * NEAR, y: cy + Math.sin(angle) * NEAR }, memory.id);
     }
-    const extent = this.cy.extent();
-    return { x: (extent.x1 + extent.x2) / 2 + (Math.random() - 0.5) * 80, y: (extent.y1 + extent.y2) / 2 };
+    const box = this.cy.nodes().nonempty() ? this.cy.nodes().boundingBox() : this.cy.extent();
+    return this._free({ x: box.x2 + NEAR, y: (box.y1 + box.y2) / 2 }, memory.id);
+  }
+
+  /** The spot, or the nearest free one: tried along one axis (layouts with a meaning per axis) or on a
+   *  widening spiral, until no node is closer than MIN_GAP. */
+  _free(spot, id, axis = null) {
+    const taken = this.cy.nodes().map((n) => n.position());
+    const isFree = (p) => taken.every((q) => (p.x - q.x) ** 2 + (p.y - q.y) ** 2 >= MIN_GAP ** 2);
+    for (let attempt = 0; attempt < 60; attempt += 1) {
+      let candidate;
+      if (attempt === 0) candidate = spot;
+      else if (axis) {
+        const step = Math.ceil(attempt / 2) * (MIN_GAP * 0.8) * (attempt % 2 ? 1 : -1);
+        candidate = axis === "x" ? { x: spot.x + step, y: spot.y } : { x: spot.x, y: spot.y + step };
+      } else {
+        const angle = (id + attempt) * GOLDEN_ANGLE;
+        const radius = MIN_GAP * 0.6 * Math.sqrt(attempt) + MIN_GAP * 0.4;
+        candidate = { x: spot.x + Math.cos(angle) * radius, y: spot.y + Math.sin(angle) * radius };
+      }
+      if (isFree(candidate)) {
+        taken.push(candidate);
+        return candidate;
+      }
+    }
+    return spot;
   }
 }

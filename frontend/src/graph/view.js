@@ -108,6 +108,16 @@ export class GraphView {
     this.cy.on("mouseover", "node", (event) => event.target.addClass("hover"));
     this.cy.on("mouseout", "node", (event) => event.target.removeClass("hover"));
     this.labelTimer = null;
+    // Follow new live memories until the person moves the view themselves (wheel, drag, a zoom button).
+    this.userMoved = false;
+    container.addEventListener("wheel", () => { this.userMoved = true; }, { passive: true });
+    this.cy.on("tapstart", (event) => { this.panAtTap = event.target === this.cy ? { ...this.cy.pan() } : null; });
+    this.cy.on("tapend", () => {
+      const pan = this.cy.pan();
+      if (this.panAtTap && (pan.x !== this.panAtTap.x || pan.y !== this.panAtTap.y)) this.userMoved = true;
+      this.panAtTap = null;
+    });
+    this.cy.on("grab", "node", () => { this.userMoved = true; });
     if (!this.large) {
       this.cy.on("viewport", () => this.refitLabels(120));
       this.cy.on("select unselect", "node", () => this.refitLabels(0));
@@ -304,9 +314,24 @@ export class GraphView {
       if (this.layouts.current === "timeline") added.edges().filter(isStructural).addClass("quiet");
     });
     if (added.nonempty()) this._pulse(added);
+    if (added.nodes().nonempty()) this._follow(added.nodes().filter((n) => !n.hasClass("hidden")));
     if (added.nodes().nonempty() || patch.memories.updated.length) this.refitLabels(200);
     if (patch.recalls.length) this._flashRecall(patch.recalls);
     return added;
+  }
+
+  /** Keep new memories in view while the person has not moved it: frame everything shown again. */
+  _follow(nodes) {
+    if (this.userMoved || nodes.empty() || this.cy.animated()) return;
+    const extent = this.cy.extent();
+    const outside = nodes.some((n) => {
+      const p = n.position();
+      return p.x < extent.x1 || p.x > extent.x2 || p.y < extent.y1 || p.y > extent.y2;
+    });
+    if (!outside) return;
+    const shown = this.cy.nodes().filter((n) => !n.hasClass("hidden"));
+    this.cy.animate({ fit: { eles: shown, padding: FIT_PADDING }, duration: 300,
+      complete: () => this.capZoom() });
   }
 
   _neighbourSpots(memoryId) {
@@ -351,12 +376,14 @@ export class GraphView {
   }
 
   fit() {
+    this.userMoved = false; // framing everything again: new memories are followed once more
     const visible = this.cy.elements().filter((e) => !e.hasClass("hidden"));
     this.cy.fit(visible.nonempty() ? visible : undefined, FIT_PADDING);
     this.capZoom();
   }
 
   zoomBy(factor) {
+    this.userMoved = true;
     const cy = this.cy;
     cy.zoom({ level: cy.zoom() * factor, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } });
   }
