@@ -128,24 +128,69 @@ export class CurationControls {
     return this.act(this.client.undo(actId), gettext("Undone."));
   }
 
+  // The one-click decisions, shared by the side panel's buttons and the graph's right-click menu.
+  approve(edge) {
+    return this.act(this.client.edge(edge.id, { status: "approved" }), gettext("Edge approved."));
+  }
+
+  reject(edge) {
+    return this.act(this.client.edge(edge.id, { status: "rejected" }), gettext("Edge rejected."));
+  }
+
+  remove(edge) {
+    return this.act(this.client.deleteEdge(edge.id), gettext("Edge deleted."));
+  }
+
+  toggleSensitive(memory, reason = "") {
+    const sensitive = !memory.sensitive;
+    return this.act(this.client.memory(memory.id, { sensitive, reason }),
+      sensitive ? gettext("Marked sensitive.") : gettext("No longer sensitive."));
+  }
+
+  toggleArchive(memory, reason = "") {
+    const archived = memory.status === "archived";
+    return this.act(this.client.memory(memory.id, { status: archived ? "active" : "archived", reason }),
+      archived ? gettext("Restored.") : gettext("Archived."));
+  }
+
+  /** The actions a right-click on the graph offers for a memory or an edge: [{label, run, danger}]. */
+  menuActions(selection, model) {
+    if (selection.type === "edge") {
+      const edge = model.edges.get(selection.id);
+      if (!edge) return [];
+      return [
+        { label: gettext("Approve"), run: () => this.approve(edge), disabled: edge.status === "approved" },
+        { label: gettext("Reject"), run: () => this.reject(edge), disabled: edge.status === "rejected" },
+        { label: gettext("Delete"), run: () => this.remove(edge), danger: true },
+      ];
+    }
+    const memory = model.memories.get(selection.id);
+    if (!memory) return [];
+    return [
+      { label: memory.sensitive ? gettext("Unmark sensitive") : gettext("Mark sensitive"),
+        run: () => this.toggleSensitive(memory) },
+      { label: memory.status === "archived" ? gettext("Restore") : gettext("Archive"),
+        run: () => this.toggleArchive(memory) },
+      { label: gettext("Link to…"), run: () => this.startLink(memory.id) },
+    ];
+  }
+
   edge(edge) {
     const relation = h("select", { id: "curate-relation", "aria-label": gettext("Relation") },
       CURATED_RELATIONS.map((r) => h("option", { value: r, selected: r === edge.relation }, this.labels.relation(r))));
     const decided = edge.status !== "inferred";
     return h("div", { class: "curate", id: "edge-curation" },
       h("button", { type: "button", class: "btn btn-small primary", id: "edge-approve", disabled: edge.status === "approved",
-        onclick: () => this.act(this.client.edge(edge.id, { status: "approved" }), gettext("Edge approved.")) },
-      gettext("Approve")),
+        onclick: () => this.approve(edge) }, gettext("Approve")),
       h("button", { type: "button", class: "btn btn-small", id: "edge-reject", disabled: edge.status === "rejected",
-        onclick: () => this.act(this.client.edge(edge.id, { status: "rejected" }), gettext("Edge rejected.")) },
-      gettext("Reject")),
+        onclick: () => this.reject(edge) }, gettext("Reject")),
       h("span", { class: "relabel" }, relation,
         h("button", { type: "button", class: "btn btn-small", id: "edge-relabel",
           onclick: () => relation.value !== edge.relation && this.act(this.client.edge(edge.id, { relation: relation.value }),
             interpolate(gettext("Relabelled as %s."), [this.labels.relation(relation.value)])) },
         gettext("Relabel"))),
       h("button", { type: "button", class: "btn btn-small danger", id: "edge-delete",
-        onclick: () => this.act(this.client.deleteEdge(edge.id), gettext("Edge deleted.")) }, gettext("Delete")),
+        onclick: () => this.remove(edge) }, gettext("Delete")),
       decided ? h("p", { class: "muted small" }, gettext("A person decided this edge: the engine will not change it.")) : null);
   }
 
@@ -154,18 +199,15 @@ export class CurationControls {
       MEMORY_KINDS.map((k) => h("option", { value: k, selected: k === memory.kind }, this.labels.kind(k))));
     const reason = h("input", { type: "text", id: "curate-reason", maxlength: "500",
       placeholder: gettext("Reason (optional, kept in the curation log)") });
-    const sensitive = !memory.sensitive;
     const archived = memory.status === "archived";
     return h("div", { class: "curate", id: "memory-curation" },
       reason,
       h("div", { class: "curate-row" },
         h("button", { type: "button", class: "btn btn-small", id: "memory-sensitive",
-          onclick: () => this.act(this.client.memory(memory.id, { sensitive, reason: reason.value }),
-            sensitive ? gettext("Marked sensitive.") : gettext("No longer sensitive.")) },
-        sensitive ? gettext("Mark sensitive") : gettext("Unmark sensitive")),
+          onclick: () => this.toggleSensitive(memory, reason.value) },
+        memory.sensitive ? gettext("Unmark sensitive") : gettext("Mark sensitive")),
         h("button", { type: "button", class: "btn btn-small", id: "memory-archive",
-          onclick: () => this.act(this.client.memory(memory.id, { status: archived ? "active" : "archived", reason: reason.value }),
-            archived ? gettext("Restored.") : gettext("Archived.")) },
+          onclick: () => this.toggleArchive(memory, reason.value) },
         archived ? gettext("Restore") : gettext("Archive")),
         h("span", { class: "relabel" }, kind,
           h("button", { type: "button", class: "btn btn-small", id: "memory-kind",

@@ -1,6 +1,7 @@
 // The session page: load the graph, draw it, wire filters, views and the side panel, then go live.
 
 import { fetchGraph } from "./api.js";
+import { ContextMenu } from "./context_menu.js";
 import { CurationClient, CurationControls, Toast } from "./curate.js";
 import { $, clear, h } from "./dom.js";
 import { Filters, FilterPanel } from "./filters.js";
@@ -42,7 +43,9 @@ class SessionApp {
     this.view = new GraphView($("#cy"), this.model, {
       canSeeSensitive: this.config.canSeeSensitive, onSelect: (s) => this.select(s),
       kindLabel: (kind) => this.labels.kind(kind),
+      onExpand: (id) => this.expand(id), onMenu: (selection, at) => this._menu(selection, at),
     });
+    this.menu = new ContextMenu($("#view-graph"));
     performance.mark("cw-drawn");
     this.curation = this.config.canCurate ? new CurationControls({
       client: new CurationClient(this.config), toast: new Toast($("#toast")), labels: this.labels,
@@ -224,6 +227,29 @@ class SessionApp {
       if (row) row.classList.add("selected");
     }
     document.body.classList.toggle("panel-open", Boolean(selection));
+  }
+
+  /** A memory's neighbourhood: framed in the graph, or, when the page holds only part of a large session,
+   *  loaded around it. */
+  expand(memoryId) {
+    if (this.model.truncated) {
+      const url = new URL(location.href);
+      url.searchParams.set("around", String(memoryId));
+      location.assign(url);
+      return;
+    }
+    this.select({ type: "memory", id: memoryId });
+    this.view.frameNeighbourhood(memoryId);
+  }
+
+  _menu(selection, at) {
+    this.select(selection);
+    const items = selection.type === "memory"
+      ? [{ label: gettext("Expand neighbourhood"), run: () => this.expand(selection.id) }] : [];
+    if (this.curation) items.push(...this.curation.menuActions(selection, this.model));
+    const title = selection.type === "memory" ? interpolate(gettext("Memory #%s"), [selection.id])
+      : interpolate(gettext("Edge #%s"), [selection.id]);
+    this.menu.show(at.x, at.y, title, items);
   }
 
   _wireToolbar() {

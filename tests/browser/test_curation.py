@@ -324,3 +324,74 @@ def test_a_wrongly_merged_alias_is_split_off_from_the_memory_panel(page, desk):
     until(page, f"cw.model.memories.get({jazz['id']}).entities.join() === 'Fairmont Peace Hotel'")
     names = {e["name"]: e for e in api_get(desk, f"sessions/{session_id}/graph/")["entities"]}
     assert names["Peace Hotel"]["aliases"] == [] and "Fairmont Peace Hotel" in names
+
+
+def _rendered(page, element_id: str) -> dict:
+    """Where an element is on the page (a node's centre, an edge's midpoint)."""
+    box = page.locator("#cy").bounding_box()
+    spot = page.evaluate(f"""() => {{ const e = cw.cy.getElementById('{element_id}');
+        return e.isNode() ? e.renderedPosition() : e.renderedMidpoint(); }}""")
+    return {"x": box["x"] + spot["x"], "y": box["y"] + spot["y"]}
+
+
+def test_right_click_offers_a_memory_or_edge_its_actions_and_double_click_frames_its_neighbourhood(page, browser, desk):
+    """Issue 15: the graph's own gestures. Right-click an edge: approve it from the menu; right-click or
+    double-click a memory: its neighbourhood fills the view. A viewer's menu has no curation actions."""
+    session_id = new_session(desk, "Curation: context menu")
+    for text in ("The conference in Porto needs a hotel for 3 nights from 4 May, at most 150 EUR a night",
+                 "Because the venue is in Matosinhos, the hotel should be near the metro line A",
+                 "Booked Hotel Mar at 140 EUR a night, 4 to 7 May, confirmation PT8812",
+                 "The conference dinner on 5 May is at 20:00 at the venue"):
+        post_interaction(desk, session_id, text)
+    edge = _weakest_inferred_edge(desk, session_id)
+    login(page, desk, desk.member)
+    open_session(page, desk, session_id)
+    wait_live(page)
+    page.wait_for_timeout(300)
+    # The edge's menu: approve from it.
+    spot = _rendered(page, f"e{edge['id']}")
+    page.mouse.click(spot["x"], spot["y"], button="right")
+    menu = page.locator("#context-menu")
+    menu.wait_for(state="visible", timeout=3000)
+    assert f"#{edge['id']}" in menu.inner_text()
+    assert menu.locator("button").all_inner_texts() == ["Approve", "Reject", "Delete"]
+    screenshot(page, "graph-context-menu-edge")
+    menu.get_by_role("menuitem", name="Approve").click()
+    until(page, f"cw.model.edges.get({edge['id']}).status === 'approved'")
+    assert menu.is_hidden()
+    # A memory's menu: expand its neighbourhood.
+    memory = page.evaluate("""() => cw.cy.nodes().max(n => n.degree()).ele.data('mid')""")
+    zoom = page.evaluate("cw.cy.zoom()")
+    spot = _rendered(page, f"m{memory}")
+    page.mouse.click(spot["x"], spot["y"], button="right")
+    menu.wait_for(state="visible", timeout=3000)
+    labels = menu.locator("button").all_inner_texts()
+    assert labels[0] == "Expand neighbourhood" and "Mark sensitive" in labels and "Link to…" in labels, labels
+    screenshot(page, "graph-context-menu-memory")
+    menu.get_by_role("menuitem", name="Expand neighbourhood").click()
+    page.wait_for_timeout(500)
+    framed = page.evaluate(f"""() => {{ const e = cw.cy.extent();
+        return cw.cy.getElementById('m{memory}').closedNeighborhood('node').every(n => {{ const p = n.position();
+            return p.x >= e.x1 && p.x <= e.x2 && p.y >= e.y1 && p.y <= e.y2; }}); }}""")
+    assert framed and page.evaluate(f"cw.app.selection.id === {memory}")
+    # Double-click another memory: framed the same way.
+    page.click("#btn-fit")
+    page.wait_for_timeout(300)
+    other = page.evaluate(f"cw.cy.nodes().filter(n => n.data('mid') !== {memory} && n.degree() > 0)[0].data('mid')")
+    spot = _rendered(page, f"m{other}")
+    page.mouse.dblclick(spot["x"], spot["y"])
+    page.wait_for_timeout(500)
+    assert page.evaluate(f"cw.app.selection && cw.app.selection.id === {other}")
+    assert page.evaluate("cw.cy.zoom()") != zoom
+    # A viewer's menu for the same memory: no curation actions (the server would refuse them anyway).
+    viewer = browser.new_page(viewport={"width": 1440, "height": 900})
+    try:
+        login(viewer, desk, "victor")
+        open_session(viewer, desk, session_id)
+        viewer.wait_for_timeout(300)
+        spot = _rendered(viewer, f"m{memory}")
+        viewer.mouse.click(spot["x"], spot["y"], button="right")
+        viewer.locator("#context-menu").wait_for(state="visible", timeout=3000)
+        assert viewer.locator("#context-menu button").all_inner_texts() == ["Expand neighbourhood"]
+    finally:
+        viewer.close()

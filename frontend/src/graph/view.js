@@ -78,7 +78,8 @@ export const edgeId = (id) => `e${id}`;
 const isStructural = (edge) => edge.data("relation") === "next_in_session" || edge.data("relation") === "shares_entity";
 
 export class GraphView {
-  constructor(container, model, { canSeeSensitive, onSelect, kindLabel = (kind) => kind }) {
+  constructor(container, model, { canSeeSensitive, onSelect, onExpand = () => {}, onMenu = () => {},
+    kindLabel = (kind) => kind }) {
     this.model = model;
     this.canSeeSensitive = canSeeSensitive;
     this.onSelect = onSelect;
@@ -104,6 +105,13 @@ export class GraphView {
     this.layouts = new Layouts(this.cy, model);
     this.timeline = new TimelineAxis(this.cy, this.layouts, container.parentElement, kindLabel);
     this.cy.on("tap", "node", (event) => this.onSelect({ type: "memory", id: event.target.data("mid") }));
+    // Double-click a memory: its neighbourhood; right-click a memory or an edge: its actions.
+    this.cy.on("dbltap", "node", (event) => onExpand(event.target.data("mid")));
+    this.cy.on("cxttap", "node", (event) => onMenu({ type: "memory", id: event.target.data("mid") },
+      event.renderedPosition));
+    this.cy.on("cxttap", "edge", (event) => onMenu({ type: "edge", id: event.target.data("eid") },
+      event.renderedPosition));
+    container.addEventListener("contextmenu", (event) => event.preventDefault());
     // Hover: the full text, on top, whatever the label fitting hid.
     this.cy.on("mouseover", "node", (event) => event.target.addClass("hover"));
     this.cy.on("mouseout", "node", (event) => event.target.removeClass("hover"));
@@ -373,6 +381,15 @@ export class GraphView {
 
   resize() {
     this.cy.resize();
+  }
+
+  /** Frame a memory with the memories it is linked to (the person asked: the view is theirs now). */
+  frameNeighbourhood(memoryId) {
+    const node = this.cy.getElementById(nodeId(memoryId));
+    if (node.empty()) return;
+    this.userMoved = true;
+    const around = node.closedNeighborhood().filter((e) => !e.hasClass("hidden"));
+    this.cy.animate({ fit: { eles: around, padding: FIT_PADDING }, duration: 300, complete: () => this.capZoom(2) });
   }
 
   fit() {
