@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+from datetime import UTC, date, datetime, timedelta
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -158,7 +159,8 @@ def test_simulate_agent_plays_a_scenario_over_http(live_server, monkeypatch: pyt
     assert session.external_id.startswith("demo-travel-en-")
     assert session.title == scenario.title and session.metadata["simulated"] is True
     interactions = list(Interaction.objects.filter(session=session).order_by("id"))
-    assert [i.content for i in interactions] == [i.content for i in scenario.interactions]
+    dated = scenario.dated_for(datetime.now(UTC).date())
+    assert [i.content for i in interactions] == [i.content for i in dated.interactions]
     assert [i.idempotency_key for i in interactions] == [f"{session.external_id}:{n}" for n in range(len(interactions))]
     statuses = {i.status for i in interactions}
     assert statuses <= {"kept", "filtered"}, statuses  # wait=true: nothing left pending
@@ -228,3 +230,32 @@ def test_simulate_agent_unreachable_server_is_a_command_error() -> None:
     with pytest.raises(CommandError, match="Cannot reach the server"):
         call_command("simulate_agent", base_url=f"http://127.0.0.1:{port}", token="cw_x", project="any",
                      loops=1, interval=0, timeout=5, stdout=StringIO())
+
+
+def test_written_dates_move_to_the_year_the_text_dates_are_read_in() -> None:
+    """Issue 15: the travel demo's tool calls said 2025 while the engine read "12 to 14 October" as the next
+    12 October; playing a scenario moves every written date to its next occurrence."""
+    scenario = next(s for s in load_scenarios("en") if s.topic == "travel")
+    assert any("2025-10-12" in i.content for i in scenario.interactions)
+    in_december = scenario.dated_for(date(2026, 12, 3))
+    texts = " ".join(i.content for i in in_december.interactions)
+    assert "2025-" not in texts and "2027-10-12" in texts and "2027-10-21" in texts
+    in_august = scenario.dated_for(date(2026, 8, 1))
+    assert "2026-10-12" in " ".join(i.content for i in in_august.interactions)
+    on_the_day = " ".join(i.content for i in scenario.dated_for(date(2026, 10, 12)).interactions)
+    assert "2026-10-12" in on_the_day and "2026-10-21" in on_the_day  # the trip starts today: this year
+
+
+@pytest.mark.django_db
+def test_a_loaded_demo_session_ends_now_and_its_dates_agree() -> None:
+    from memory.demo.bootstrap import scenario_load
+
+    project = project_create(name="Demo times", slug="demo-times")
+    scenario = next(s for s in load_scenarios("en") if s.topic == "travel")
+    session = scenario_load(project, scenario)
+    times = sorted(Interaction.objects.filter(session=session).values_list("occurred_at", flat=True))
+    now = datetime.now(UTC)
+    assert now - times[-1] < timedelta(minutes=1)  # the last turn is "just now": last activity and times agree
+    assert times[-1] - times[0] == timedelta(seconds=30 * (len(scenario.interactions) - 1))
+    years = {d[:4] for m in Memory.objects.filter(session=session) for d in (m.dimensions or {}).get("dates", [])}
+    assert len(years) == 1, years  # text dates and tool-call dates in one year

@@ -75,11 +75,15 @@ def demo_logins(project: Project) -> list[DemoLogin]:
 
 
 def scenario_load(project: Project, scenario: Scenario, progress: Callable[[int], None] | None = None) -> AgentSession:
-    """Play one scenario through accept + process, as an agent would have sent it an hour ago."""
+    """Play one scenario through accept + process, as an agent would have sent it in the last minutes: the
+    last turn now, so the session's times, its "last activity" and the time filter agree, and its written
+    dates in the year the engine reads its text dates in."""
     session = session_create(project=project, title=scenario.title, task=scenario.task,
                              external_id=scenario.external_id, metadata={"language": scenario.language},
                              actor=LOADER_ACTOR)
-    start = timezone.now() - timedelta(hours=1)
+    now = timezone.now()
+    scenario = scenario.dated_for(timezone.localdate(now))
+    start = now - timedelta(seconds=30 * (len(scenario.interactions) - 1))
     for turn, item in enumerate(scenario.interactions):
         payload = InteractionInput(kind=item.kind, content=item.content, metadata=item.metadata,
                                    occurred_at=start + timedelta(seconds=30 * turn),

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,19 @@ MAX_CONTENT_BYTES = 2048  # demo content stays small and readable; the API itsel
 EXTERNAL_ID_RE = re.compile(r"^demo-(?P<topic>[a-z][a-z0-9_]*)-(?P<language>[a-z]+)$")
 SCENARIO_KEYS = {"external_id", "title", "task", "language", "interactions"}
 INTERACTION_KEYS = {"kind", "content", "metadata"}
+ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")  # also inside 2025-10-19T10:45
+
+
+def _next_occurrence(month: int, day: int, today: date) -> date:
+    """That month and day this year, or next year once it has passed (29 February: the 28th elsewhere)."""
+    for year in (today.year, today.year + 1):
+        try:
+            candidate = date(year, month, day)
+        except ValueError:
+            candidate = date(year, month, 28)
+        if candidate >= today:
+            return candidate
+    return candidate
 
 
 @dataclass(frozen=True)
@@ -36,6 +50,16 @@ class Scenario:
     task: str
     language: str
     interactions: list[ScenarioInteraction]
+
+    def dated_for(self, today: date) -> Scenario:
+        """The scenario with its written ISO dates (tool calls, results: "2025-10-12") moved to their next
+        occurrence from `today`, the way the engine reads "12 October" in the text, so both agree."""
+        def shift(text: str) -> str:
+            return ISO_DATE.sub(lambda m: _next_occurrence(int(m[2]), int(m[3]), today).isoformat(), text)
+        return replace(self, interactions=[
+            ScenarioInteraction(kind=i.kind, content=shift(i.content),
+                                metadata={k: shift(v) if isinstance(v, str) else v for k, v in i.metadata.items()})
+            for i in self.interactions])
 
     @property
     def topic(self) -> str:

@@ -141,6 +141,7 @@ class _Player:
 
     def play(self, scenario: Scenario, *, loop: int) -> None:
         out = self.command.stdout
+        scenario = scenario.dated_for(datetime.now(UTC).date())  # written dates agree with the text's
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         external_id = f"{scenario.external_id}-{stamp}"
         session = self._call(f"{self.slug_path}/sessions/", {
