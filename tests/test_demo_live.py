@@ -97,3 +97,34 @@ def test_simulate_agent_live_option_errors_are_clear() -> None:
         call_command("simulate_agent", token="t", project="p", language="both", stdout=StringIO())
     with pytest.raises(CommandError, match="--scenario and --live"):
         call_command("simulate_agent", token="t", project="p", live=True, scenario="travel", stdout=StringIO())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_large_demo_session_is_built_through_the_pipeline_and_resumes() -> None:
+    """`make demo` builds it in the background (demo_large_session); a second run finishes or grows it."""
+    project = project_create(name="Demo", slug="demo")
+    out = StringIO()
+    call_command("demo_large_session", project="demo", interactions=30, stdout=out)
+    session = AgentSession.objects.get(project=project, external_id="demo-large-en")
+    assert session.interactions.count() == 30
+    assert Memory.objects.filter(session=session).count() >= 20
+    assert {i.status for i in session.interactions.all()} <= {"kept", "filtered"}
+    times = list(session.interactions.order_by("id").values_list("occurred_at", flat=True))
+    assert times == sorted(times) and (times[-1] - times[0]).days >= 300  # a year of the travel desk
+    assert f"Large demo session #{session.pk} ready: 30 interactions" in out.getvalue()
+    assert f"/sessions/{session.pk}/" in out.getvalue()
+
+    call_command("demo_large_session", project="demo", interactions=45, stdout=StringIO())
+    assert AgentSession.objects.filter(project=project, external_id="demo-large-en").count() == 1
+    keys = list(session.interactions.values_list("idempotency_key", flat=True))
+    assert len(keys) == 45 == len(set(keys))
+    call_command("demo_large_session", project="demo", interactions=45, stdout=StringIO())
+    assert session.interactions.count() == 45  # already that large: nothing sent
+
+
+@pytest.mark.django_db
+def test_the_large_demo_session_command_errors_are_clear() -> None:
+    with pytest.raises(CommandError, match="No project 'nowhere'"):
+        call_command("demo_large_session", project="nowhere", stdout=StringIO())
+    with pytest.raises(CommandError, match="--interactions must be at least 1"):
+        call_command("demo_large_session", project="nowhere", interactions=0, stdout=StringIO())

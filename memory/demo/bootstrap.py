@@ -16,9 +16,13 @@ from ..engine.ingest import InteractionInput, interactions_accept
 from ..engine.pipeline import interaction_process
 from ..engine.projects import project_create, session_create, token_issue, token_resolve
 from ..models import AgentSession, Membership, Project, Role
-from .scenarios import Scenario, load_scenarios
+from .live import live_script
+from .scenarios import Scenario, ScenarioInteraction, load_scenarios
 
 DEMO_SLUG = "demo"
+LARGE_EXTERNAL_ID = "demo-large-en"
+LARGE_FIRST_EPISODE = 100_000  # its episodes differ from the live session's (same script, other numbers)
+LARGE_SPAN = timedelta(days=365)
 DEMO_USER = "demo"
 LOADER_ACTOR = "demo-loader"
 
@@ -85,14 +89,41 @@ def scenario_load(project: Project, scenario: Scenario, progress: Callable[[int]
     scenario = scenario.dated_for(timezone.localdate(now))
     start = now - timedelta(seconds=30 * (len(scenario.interactions) - 1))
     for turn, item in enumerate(scenario.interactions):
-        payload = InteractionInput(kind=item.kind, content=item.content, metadata=item.metadata,
-                                   occurred_at=start + timedelta(seconds=30 * turn),
-                                   idempotency_key=f"{scenario.external_id}-{turn}")
-        accepted = interactions_accept(session=session, items=[payload], actor=LOADER_ACTOR)
-        interaction_process(interaction_id=accepted[0].interaction.pk)
+        _load_one(session, item, occurred_at=start + timedelta(seconds=30 * turn), key=f"{scenario.external_id}-{turn}")
         if progress:
             progress(1)
     return session
+
+
+def large_session_load(project: Project, interactions: int,
+                       progress: Callable[[int, int], None] | None = None) -> AgentSession:
+    """A session of several thousand memories through the real pipeline: a year of the travel desk's
+    episodes, so people see the large-graph mode. Resumable: a second call continues where the first
+    stopped (its interaction count says where) and stops at `interactions`."""
+    script = live_script("en")
+    session = project.sessions.filter(external_id=LARGE_EXTERNAL_ID).first() or session_create(
+        project=project, title="A year at the travel desk (large)", task=script.task,
+        external_id=LARGE_EXTERNAL_ID, metadata={"language": "en", "large": True}, actor=LOADER_ACTOR)
+    done = session.interactions.count()
+    start = timezone.now() - LARGE_SPAN
+    step = LARGE_SPAN / max(interactions, 1)
+    number = LARGE_FIRST_EPISODE + done  # each episode has fewer interactions than this moves on: never a repeat
+    while done < interactions:
+        episode = script.episode(number)
+        for index, item in enumerate(episode.interactions[: interactions - done]):
+            _load_one(session, item, occurred_at=start + step * done, key=f"large:{number}:{index}")
+            done += 1
+            if progress:
+                progress(done, interactions)
+        number += 1
+    return session
+
+
+def _load_one(session: AgentSession, item: ScenarioInteraction, *, occurred_at, key: str) -> None:
+    payload = InteractionInput(kind=item.kind, content=item.content, metadata=item.metadata,
+                               occurred_at=occurred_at, idempotency_key=key)
+    accepted = interactions_accept(session=session, items=[payload], actor=LOADER_ACTOR)
+    interaction_process(interaction_id=accepted[0].interaction.pk)
 
 
 def missing_scenarios(project: Project) -> list[Scenario]:

@@ -27,9 +27,11 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument("--load-only", action="store_true", help="Prepare data and exit")
         parser.add_argument("--no-agent", action="store_true", help="Do not start the simulated agent")
+        parser.add_argument("--no-large", action="store_true",
+                            help="Do not build the large session (several thousand memories) in the background")
         parser.add_argument("--interval", type=float, default=4.0, help="Seconds between simulated interactions")
 
-    def handle(self, *args, host, port, load_only, no_agent, interval, **options):
+    def handle(self, *args, host, port, load_only, no_agent, no_large, interval, **options):
         self.stdout.write("Migrating the database…")
         call_command("migrate", interactive=False, verbosity=0)
         project = demo_project()
@@ -39,7 +41,7 @@ class Command(BaseCommand):
         if load_only:
             self._banner(host, port, logins, token, project.slug)
             return
-        self._serve(host, port, token, project.slug, no_agent, interval, logins)
+        self._serve(host, port, token, project.slug, no_agent, no_large, interval, logins)
 
     def _load(self, project) -> None:
         todo = missing_scenarios(project)
@@ -60,7 +62,7 @@ class Command(BaseCommand):
             f" API docs: http://{host}:{port}/api/docs/\n agent token for project '{slug}':\n   {token}\n{line}\n"
         ))
 
-    def _serve(self, host, port, token, slug, no_agent, interval, logins: list[DemoLogin]) -> None:
+    def _serve(self, host, port, token, slug, no_agent, no_large, interval, logins: list[DemoLogin]) -> None:
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
         token_file = Path(settings.VAR_DIR) / "demo_token"
         commands = {
@@ -71,6 +73,8 @@ class Command(BaseCommand):
             commands["agent"] = [*manage, "simulate_agent", "--base-url", f"http://{host}:{port}",
                                  "--token-file", str(token_file), "--project", slug, "--live", "--language", "both",
                                  "--loops", "0", "--interval", str(interval)]
+        if not no_large:  # after the login is printed, so the first login is not delayed
+            commands["large"] = [*manage, "demo_large_session", "--project", slug, "--base-url", f"http://{host}:{port}"]
         children: dict[str, subprocess.Popen] = {}
         stopping = False
 
@@ -94,7 +98,7 @@ class Command(BaseCommand):
         try:
             while not stopping:
                 for name, child in children.items():
-                    if child.poll() is not None and name != "agent":
+                    if child.poll() is not None and name not in ("agent", "large"):
                         self.stderr.write(f"{name} exited with code {child.returncode}; stopping the demo.")
                         stopping = True
                 time.sleep(0.5)
