@@ -48,7 +48,7 @@ def test_a_bad_live_script_names_the_file_and_the_problem(tmp_path: Path) -> Non
     with pytest.raises(ValueError, match=r"broken\.json: episode 'hotel' uses unknown placeholder\(s\): nobody"):
         load_live_script(path)
     path.write_text("{", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"broken\.json: cannot read"):
+    with pytest.raises(ValueError, match=r"broken\.json: not valid UTF-8 JSON"):
         load_live_script(path)
 
 

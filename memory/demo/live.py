@@ -9,7 +9,6 @@ same episode, so a restarted agent's retries stay idempotent.
 
 from __future__ import annotations
 
-import json
 import random
 import string
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..models import InteractionKind
-from .scenarios import LANGUAGES, ScenarioInteraction
+from .scenarios import LANGUAGES, ScenarioInteraction, read_data_file
 
 LIVE_DIR = Path(__file__).resolve().parent / "data" / "live"
 # Values computed for each episode (the rest are drawn from the file's "values" lists).
@@ -90,14 +89,7 @@ def live_script(language: str) -> LiveScript:
 
 
 def load_live_script(path: Path) -> LiveScript:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path.name}: cannot read the live-demo script ({exc}).") from exc
-    try:
-        return _script(data)
-    except ValueError as exc:
-        raise ValueError(f"{path.name}: {exc}") from None
+    return read_data_file(path, _script)
 
 
 def _script(data: Any) -> LiveScript:

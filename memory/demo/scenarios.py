@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..models import InteractionKind
 
+T = TypeVar("T")
 DATA_DIR = Path(__file__).resolve().parent / "data"
 LANGUAGES = ("en", "zh")
 MAX_CONTENT_BYTES = 2048  # demo content stays small and readable; the API itself allows far more
@@ -88,12 +90,17 @@ def load_scenarios(language: str | None = None, directory: Path | str | None = N
 
 
 def _load_file(path: Path) -> Scenario:
+    return read_data_file(path, _scenario)
+
+
+def read_data_file(path: Path, build: Callable[[Any], T]) -> T:
+    """A hand-written demo data file, read and checked by `build`; ValueError naming the file and the problem."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path.name}: not valid UTF-8 JSON ({exc}).") from exc
     try:
-        return _scenario(data)
+        return build(data)
     except ValueError as exc:
         raise ValueError(f"{path.name}: {exc}") from None
 

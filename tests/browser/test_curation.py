@@ -32,16 +32,23 @@ def _weakest_inferred_edge(desk, session_id: int) -> dict:
     return min(edges or [e for e in graph["edges"] if e["status"] == "inferred"], key=lambda e: e["confidence"])
 
 
-def test_a_curator_approves_relabels_and_undoes_an_edge_from_the_panel(page, desk):
-    session_id = new_session(desk, "Curation: dinner plans")
-    for text in ("Xiaoming is allergic to peanuts, so every restaurant must be checked",
-                 "Because of the allergy, book the Dadong restaurant that has a peanut-free kitchen",
-                 "The Dadong booking is confirmed for Friday at 19:00"):
+def _curating(page, desk, title: str, texts: tuple[str, ...]) -> tuple[int, dict]:
+    """A new session of these interactions, open for the curator; (its id, its weakest inferred edge)."""
+    session_id = new_session(desk, title)
+    for text in texts:
         post_interaction(desk, session_id, text)
     edge = _weakest_inferred_edge(desk, session_id)
     login(page, desk, desk.member)
     open_session(page, desk, session_id)
     wait_live(page)
+    return session_id, edge
+
+
+def test_a_curator_approves_relabels_and_undoes_an_edge_from_the_panel(page, desk):
+    session_id, edge = _curating(page, desk, "Curation: dinner plans", (
+        "Xiaoming is allergic to peanuts, so every restaurant must be checked",
+        "Because of the allergy, book the Dadong restaurant that has a peanut-free kitchen",
+        "The Dadong booking is confirmed for Friday at 19:00"))
     page.evaluate(f"cw.app.select({{type: 'edge', id: {edge['id']}}})")
     panel = page.locator(f"#panel article[data-edge-id='{edge['id']}']")
     panel.wait_for(timeout=5000)
@@ -337,16 +344,11 @@ def _rendered(page, element_id: str) -> dict:
 def test_right_click_offers_a_memory_or_edge_its_actions_and_double_click_frames_its_neighbourhood(page, browser, desk):
     """Issue 15: the graph's own gestures. Right-click an edge: approve it from the menu; right-click or
     double-click a memory: its neighbourhood fills the view. A viewer's menu has no curation actions."""
-    session_id = new_session(desk, "Curation: context menu")
-    for text in ("The conference in Porto needs a hotel for 3 nights from 4 May, at most 150 EUR a night",
-                 "Because the venue is in Matosinhos, the hotel should be near the metro line A",
-                 "Booked Hotel Mar at 140 EUR a night, 4 to 7 May, confirmation PT8812",
-                 "The conference dinner on 5 May is at 20:00 at the venue"):
-        post_interaction(desk, session_id, text)
-    edge = _weakest_inferred_edge(desk, session_id)
-    login(page, desk, desk.member)
-    open_session(page, desk, session_id)
-    wait_live(page)
+    session_id, edge = _curating(page, desk, "Curation: context menu", (
+        "The conference in Porto needs a hotel for 3 nights from 4 May, at most 150 EUR a night",
+        "Because the venue is in Matosinhos, the hotel should be near the metro line A",
+        "Booked Hotel Mar at 140 EUR a night, 4 to 7 May, confirmation PT8812",
+        "The conference dinner on 5 May is at 20:00 at the venue"))
     page.wait_for_timeout(300)
     # The edge's menu: approve from it.
     spot = _rendered(page, f"e{edge['id']}")
