@@ -12,8 +12,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
-from memory.demo.bootstrap import DEMO_SLUG, large_session_load
-from memory.models import Project
+from memory.demo.bootstrap import DEMO_SLUG, LARGE_EXTERNAL_ID, large_session_load
+from memory.models import Interaction, Project
 
 DEFAULT_INTERACTIONS = 4000
 REPORT_EVERY = 500
@@ -35,16 +35,22 @@ class Command(BaseCommand):
         if found is None:
             raise CommandError(f"No project {project!r}; run `manage.py demo --load-only` first.")
         started = time.monotonic()
+        already = Interaction.objects.filter(session__project=found, session__external_id=LARGE_EXTERNAL_ID).count()
         out = self.stdout
 
         def progress(done: int, total: int) -> None:
             if done % REPORT_EVERY == 0 or done == total:
-                rate = done / max(time.monotonic() - started, 1e-6)
+                rate = (done - already) / max(time.monotonic() - started, 1e-6)
                 out.write(f"Large demo session: {done} of {total} interactions through the pipeline "
                           f"({rate:.0f}/s).")
                 out.flush()
 
-        session = large_session_load(found, interactions, progress=progress)
+        try:
+            session = large_session_load(found, interactions, progress=progress)
+        except KeyboardInterrupt:  # the demo stopping: what was sent is kept, a later run goes on from there
+            out.write("Large demo session: stopped; `manage.py demo_large_session` (or the next `make demo`) "
+                      "finishes it.")
+            return
         path = reverse("session-detail", kwargs={"project_slug": found.slug, "session_id": session.pk})
         memories = session.memories.count()
         out.write(self.style.SUCCESS(f"Large demo session #{session.pk} ready: {session.interactions.count()} "
