@@ -14,6 +14,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..engine.extraction.temporal import yearless_date
 from ..models import InteractionKind
 
 T = TypeVar("T")
@@ -24,18 +25,6 @@ EXTERNAL_ID_RE = re.compile(r"^demo-(?P<topic>[a-z][a-z0-9_]*)-(?P<language>[a-z
 SCENARIO_KEYS = {"external_id", "title", "task", "language", "interactions"}
 INTERACTION_KEYS = {"kind", "content", "metadata"}
 ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")  # also inside 2025-10-19T10:45
-
-
-def _next_occurrence(month: int, day: int, today: date) -> date:
-    """That month and day this year, or next year once it has passed (29 February: the 28th elsewhere)."""
-    for year in (today.year, today.year + 1):
-        try:
-            candidate = date(year, month, day)
-        except ValueError:
-            candidate = date(year, month, 28)
-        if candidate >= today:
-            return candidate
-    return candidate
 
 
 @dataclass(frozen=True)
@@ -54,10 +43,14 @@ class Scenario:
     interactions: list[ScenarioInteraction]
 
     def dated_for(self, today: date) -> Scenario:
-        """The scenario with its written ISO dates (tool calls, results: "2025-10-12") moved to their next
-        occurrence from `today`, the way the engine reads "12 October" in the text, so both agree."""
+        """The scenario with its written ISO dates (tool calls, results: "2025-10-12") moved to the year the
+        engine reads "12 October" in the text in, said `today` (the engine's own rule), so both agree."""
+        def moved(match: re.Match[str]) -> str:
+            found = yearless_date(int(match[2]), int(match[3]), today)
+            return found.isoformat() if found else match[0]
+
         def shift(text: str) -> str:
-            return ISO_DATE.sub(lambda m: _next_occurrence(int(m[2]), int(m[3]), today).isoformat(), text)
+            return ISO_DATE.sub(moved, text)
         return replace(self, interactions=[
             ScenarioInteraction(kind=i.kind, content=shift(i.content),
                                 metadata={k: shift(v) if isinstance(v, str) else v for k, v in i.metadata.items()})

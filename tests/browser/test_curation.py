@@ -131,6 +131,14 @@ def test_the_curation_controls_speak_chinese(page, desk):
     page.locator(f"#panel article[data-memory-id='{memory_id}']").wait_for(timeout=5000)
     assert page.inner_text("#memory-sensitive") == "标为敏感"
     screenshot(page, "curation-memory-panel-zh")
+    # The right-click menu speaks Chinese too.
+    box = page.locator("#cy").bounding_box()
+    spot = page.evaluate(f"cw.cy.getElementById('m{memory_id}').renderedPosition()")
+    page.mouse.click(box["x"] + spot["x"], box["y"] + spot["y"], button="right")
+    page.locator("#context-menu").wait_for(state="visible", timeout=3000)
+    assert page.locator("#context-menu button").all_inner_texts()[:2] == ["展开相邻记忆", "标为敏感"]
+    screenshot(page, "graph-context-menu-zh")
+    page.keyboard.press("Escape")
     with page.expect_navigation():
         page.select_option("#language-select", "en")
 

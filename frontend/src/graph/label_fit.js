@@ -35,5 +35,4 @@ export function fitLabels(cy) {
     nodes.removeClass("nolabel");
     for (const node of hide) node.addClass("nolabel");
   });
-  return { shown: nodes.length - hide.length, hidden: hide.length };
 }

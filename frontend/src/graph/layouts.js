@@ -4,6 +4,8 @@
 // whichever the view shows larger). "timeline" puts time on x
 // and one lane per kind on y. All of them run only on request: live patches never relayout.
 
+import { isStructural } from "./style.js";
+
 const LANE_HEIGHT = 110;
 const SUB_ROWS = 4;
 const SMALL_GRAPH = 400;
@@ -12,7 +14,6 @@ export const FIT_PADDING = 56;
 const MIN_GAP = 46; // model units between the centres of two live-placed nodes (the largest is 42 wide)
 const NEAR = 70;
 const GOLDEN_ANGLE = Math.PI * (3 - Math.sqrt(5));
-const STRUCTURAL = new Set(["next_in_session", "shares_entity"]);
 
 export const LAYOUTS = ["force", "dag", "timeline"];
 
@@ -104,7 +105,7 @@ export class Layouts {
     // Ranked by dependencies only: adjacency and shared entities chain nearly every memory to the next,
     // which made one rank per memory.
     const eles = this.cy.elements().filter((e) => !e.hasClass("hidden")
-      && (e.isNode() || !STRUCTURAL.has(e.data("relation"))));
+      && (e.isNode() || !isStructural(e)));
     const large = eles.nodes().length > 800;
     const options = (rankDir) => ({
       name: "dagre", rankDir, nodeSep: 18, rankSep: 70, edgeSep: 6,
@@ -192,10 +193,7 @@ export class Layouts {
         const radius = MIN_GAP * 0.6 * Math.sqrt(attempt) + MIN_GAP * 0.4;
         candidate = { x: spot.x + Math.cos(angle) * radius, y: spot.y + Math.sin(angle) * radius };
       }
-      if (isFree(candidate)) {
-        taken.push(candidate);
-        return candidate;
-      }
+      if (isFree(candidate)) return candidate;
     }
     return spot;
   }

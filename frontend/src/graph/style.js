@@ -61,6 +61,14 @@ export const RELATION_ARROWS = {
   next_in_session: "tee",
 };
 
+// Edges the engine draws for adjacency and shared entities, not claimed dependencies: layouts rank without
+// them and the timeline lets them recede.
+const STRUCTURAL_RELATIONS = new Set(["next_in_session", "shares_entity"]);
+
+export function isStructural(edge) {
+  return STRUCTURAL_RELATIONS.has(edge.data("relation"));
+}
+
 // The halo under a proposal: pale, so the relation's own colour still reads on top of it.
 export const PROPOSAL_HALO = "#f0e442";
 

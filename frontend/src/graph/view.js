@@ -9,7 +9,7 @@ import { gettext } from "../i18n.js";
 import { fitLabels } from "./label_fit.js";
 import { FIT_PADDING, Layouts } from "./layouts.js";
 import { TimelineAxis } from "./timeline_axis.js";
-import { kindColor, kindShape, relationArrow, relationColor, stylesheet } from "./style.js";
+import { isStructural, kindColor, kindShape, relationArrow, relationColor, stylesheet } from "./style.js";
 
 cytoscape.use(fcose);
 cytoscape.use(dagre);
@@ -75,7 +75,6 @@ export function quickLayout(model) {
   for (const memory of memories) memory.draftPosition = spot.get(memory.id);
 }
 export const edgeId = (id) => `e${id}`;
-const isStructural = (edge) => edge.data("relation") === "next_in_session" || edge.data("relation") === "shares_entity";
 
 export class GraphView {
   constructor(container, model, { canSeeSensitive, onSelect, onExpand = () => {}, onMenu = () => {},
@@ -143,18 +142,16 @@ export class GraphView {
     this.labelTimer = setTimeout(() => fitLabels(this.cy), delay);
   }
 
+  _masked(memory) {
+    return memory.sensitive && (!this.canSeeSensitive || memory.content === "[sensitive]");
+  }
+
   fullLabel(memory) {
-    if (memory.sensitive && (!this.canSeeSensitive || memory.content === "[sensitive]")) {
-      return `••• ${gettext("sensitive")}`;
-    }
-    return shorten(memory.content || memory.label, 240);
+    return this._masked(memory) ? `••• ${gettext("sensitive")}` : shorten(memory.content || memory.label, 240);
   }
 
   label(memory) {
-    if (memory.sensitive && (!this.canSeeSensitive || memory.content === "[sensitive]")) {
-      return `••• ${gettext("sensitive")}`;
-    }
-    return shorten(memory.label || memory.content, 36);
+    return this._masked(memory) ? `••• ${gettext("sensitive")}` : shorten(memory.label || memory.content, 36);
   }
 
   nodeData(memory) {

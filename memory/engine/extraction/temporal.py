@@ -139,6 +139,11 @@ def _roll(month: int, day: int, year: int | None, today: date, end: tuple[int, i
     return found
 
 
+def yearless_date(month: int, day: int, today: date) -> date | None:
+    """The date a month and day without a year stand for, said on `today` (what "12 October" resolves to)."""
+    return _roll(month, day, None, today)
+
+
 def _month_day(day: int, today: date) -> date | None:
     """The day of this month, or of the next month that has it once it is more than PAST_GRACE_DAYS
     behind ("the 4th" said on 28 March is 4 April; "the 24th" said on the 26th is still this month's)."""
