@@ -229,6 +229,13 @@ def test_chinese_entities_from_jieba_tags():
     assert entity_types(dims('train_search(origin="上海虹桥", destination="杭州东")'))["上海虹桥"] == "place"
 
 
+def test_a_name_introduced_or_greeted_is_a_person_whatever_the_first_name():
+    for text in ("Hi, this is Kenji Sato. I need a hotel in Bologna.", "Hello, Kenji Sato again. A flight, please.",
+                 "Kenji Sato here. I'm allergic to shellfish.", "I'm Kenji Sato, the organiser."):
+        assert entity_types(dims(text))["Kenji Sato"] == "person", text
+    assert entity_types(dims("Weather Service: heavy rain expected tonight."))["Weather Service"] != "person"
+
+
 def test_entities_are_deduplicated_and_normalised():
     d = dims("Ｒｅｄｉｓ is fast. We keep   Redis. Booking confirmed: Bund  Garden Hotel, bund garden hotel again.")
     by_name = {e.name: e for e in d.entities}
@@ -247,6 +254,8 @@ def test_new_phone_number_has_the_same_key_and_a_new_value():
     assert attrs(old) >= {("user", "phone", "+8613800138000")}
     assert attrs(new) == {("user", "phone", "+8613911223344")}
     assert dims("My phone number is 138 0013 8000").attributes == [AttributeValue("user", "phone", "+8613800138000")]
+    # A written country code wins over the shape of a Chinese mobile ("+1 555 …" has 11 digits starting 15).
+    assert attrs(dims("You can reach me on +1 555 100 8920.")) == {("user", "phone", "+15551008920")}
 
 
 def test_new_phone_number_in_chinese():
@@ -308,6 +317,9 @@ def test_budget_trip_dates_hotel_and_deadline_attributes():
     assert not any(a.attribute == "hotel" for a in dims(
         "Booking failed: SOLD_OUT. Bund Garden Hotel has no rooms left for 12-14 October.").attributes)
     assert ("user", "deadline", "2026-11-05T17:00") in attrs(dims("截止日期是11月5日下午5点"))
+    assert ("user", "deadline", "2026-11-05") in attrs(dims("The report is due on 5 November."))
+    assert not any(a.attribute == "deadline" for a in dims(  # "due to" gives a cause, not a date
+        "Heavy rain expected on 5 November due to a storm front; allow extra time for taxis.").attributes)
     assert ("user", "email", "jane.doe@example.org") in attrs(dims("My email is Jane.Doe@example.org"))
     assert ("user", "check_in", "2025-10-19") in attrs(dims('hotel_book(check_in="2025-10-19")', "tool_call"))
     assert {a.attribute for a in dims("My total budget is 5000 RMB").attributes} <= set(ATTRIBUTES)
@@ -435,3 +447,11 @@ def test_extraction_is_fast():
         for i in range(20):
             extract_dimensions(text + " " * i, now=NOW)  # distinct texts: no tagging cache hits
         assert (time.perf_counter() - start) / 20 * 1000 < budget_ms
+
+
+def test_chinese_numerals_with_a_magnitude_are_numbers():
+    assert dims("学费问清楚了，一学期两万六，不含午餐").numbers == ["26000"]
+    assert dims("现在要四万六，多出来的六千全是水电").numbers == ["46000", "6000"]
+    assert dims("等额本息大概九千四，首付十二万，装修三千五百").numbers == ["9400", "120000", "3500"]
+    # words, not values: bare numerals, 万一 ("in case"), 千万 ("by all means")
+    assert dims("万一下雨就改天，千万别忘了带伞，两天一晚，三周后，多花了一万多").numbers == []

@@ -310,3 +310,43 @@ def test_a_date_read_from_tomorrow_is_not_a_value_a_change_replaces(agent_sessio
                      Memory.objects.get(content__contains="set for 16 May"))
     assert call.dimensions["dates"] and not call.dimensions["stated_dates"]
     assert call.status == "active" and banquet.status == "superseded"
+
+
+def test_one_travellers_new_value_does_not_replace_anothers(agent_session):
+    """A travel desk serves several people in one session: Sofia's budget is not a new value of Kenji's,
+    and a phone change said without a name is about the traveller the session was last about."""
+    _send(agent_session,
+          ("user_input", "Hi, this is Kenji Sato. I need a hotel in Bologna from 14 to 18 June. "
+                         "My budget is at most 1200 EUR a night."),
+          ("user_input", "Hi, this is Sofia Rossi. I need a hotel in Bologna from 3 to 7 May. "
+                         "My budget is at most 900 EUR a night."),
+          ("user_input", "Hello, Tom Becker again. Please find me a flight from Copenhagen to Oslo on 15 October. "
+                         "You can reach me on +1 555 379 1408."),
+          ("assistant_output", "Found flight SK 1467 at 08:05 for 145 EUR."),
+          ("user_input", "Book it. And note that my phone number has changed to +1 555 425 5803."),
+          ("user_input", "Hello, Diego Ramos again. Please find me a flight from Copenhagen to Oslo on 14 September. "
+                         "You can reach me on +1 555 934 5514."))
+    assert Memory.objects.get(content__contains="Kenji").status == "active"
+    assert Memory.objects.get(content__contains="Tom Becker").status == "superseded"
+    changed = Memory.objects.get(content__contains="425 5803")
+    assert changed.status == "active" and changed.dimensions["attributes"] == [
+        {"entity": "user", "attribute": "phone", "value": "+15554255803"}]
+    edges = Edge.objects.filter(relation=Relation.SUPERSEDES)
+    assert [(e.source.content[:16], e.target_id) for e in edges] == [("Hello, Tom Becke", changed.pk)]
+
+
+def test_my_number_changed_in_a_later_session_supersedes_the_old_one_only_when_said_so(agent_session):
+    """"My mobile is …" in another session may be someone else's; "my number changed" replaces the old one."""
+    (first,) = _send(agent_session, ("user_input", "If the hotel needs to reach us, my mobile is +44 7700 900123."),
+                     hours_ago=48)
+    other = _second_session(agent_session.project, "Another trip")
+    _send(other, ("user_input", "For this booking my mobile is +44 7700 900789."), hours_ago=24)
+    old = first.memories.get()
+    old.refresh_from_db()
+    assert old.status == "active", "a value in another session, with no change announced, replaces nothing"
+    later = _second_session(agent_session.project)
+    (changed,) = _send(later, ("user_input", "Oh, and my mobile number changed last week: the new one is "
+                                             "+44 7700 900456. Please use it from now on."))
+    old.refresh_from_db()
+    assert old.status == "superseded"
+    assert Edge.objects.filter(source=old, target=changed.memories.get(), relation=Relation.SUPERSEDES).exists()

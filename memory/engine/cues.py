@@ -51,6 +51,16 @@ CHANGE_CUE = re.compile(
 ASKS_OR_CONFIRMS = re.compile(
     r"[?？]\s*$|[吗呢]\s*[。！!]?\s*$|\b(is it still|are we still|still on for|right\?|correct\?|just to confirm|"
     r"confirm(ing)? (that|the))\b|还是.{0,12}[吗吧]|对吧|是吧|没错吧|确认一下", re.I)
+# "Maria: …" / "小敏：…": the turn's speaker, as a conversation transcript labels it.
+SPEAKER_LABEL = re.compile(r"^\s*([^\s:：]{1,40})\s*[:：]\s")
+
+
+def speaker_label(content: str) -> str | None:
+    """The transcript speaker a turn opens with, case-folded like an entity's normalised name."""
+    label = SPEAKER_LABEL.match(content)
+    return label.group(1).casefold() if label else None
+
+
 NORMALIZE_RE = re.compile(r"[\s\W_]+", re.UNICODE)
 
 

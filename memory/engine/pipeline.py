@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from dataclasses import replace
 
 import numpy as np
@@ -33,6 +32,7 @@ from ..models import (
 from ..providers import get_embedder
 from ..providers.base import Embedder, Vector
 from .changelog import ENGINE_ACTOR, change_record, changes_deferred
+from .cues import speaker_label
 from .entities import entities_named, mentions_link
 from .extraction import Dimensions, extract_dimensions, segment, term_overlap, with_llm_dimensions
 from .inference import DEFAULT_EDGE_THRESHOLD, Candidate, Proposal, edges_apply, infer
@@ -266,18 +266,13 @@ def _source_and_vector_add(memory: Memory, interaction: Interaction, space: Embe
         )
 
 
-# "Maria: …" / "小敏：…": the turn's speaker, as a conversation transcript labels it.
-SPEAKER_LABEL = re.compile(r"^\s*([^\s:：]{1,40})\s*[:：]\s")
-
-
 def _topical(entities: list[Entity], content: str) -> list[Entity]:
     """The entities a memory is about: not its speaker's label. Every turn of a speaker names them, so
     sharing them linked each turn to that speaker's last turns, whatever they said (shares_entity edges
     that flooded the spread: `make eval`)."""
-    label = SPEAKER_LABEL.match(content)
-    if not label:
+    speaker = speaker_label(content)
+    if not speaker:
         return entities
-    speaker = label.group(1).casefold()
     return [e for e in entities if e.normalized_name != speaker and e.name.casefold() != speaker]
 
 

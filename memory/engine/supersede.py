@@ -1,8 +1,10 @@
 """Conflicts (SPEC §3.6): a new value for the same attribute of the same entity supersedes the old.
 
 Two rules, both narrow on purpose, so unrelated memories are never invalidated:
-- attributes: the same (entity, attribute) with another value (the user's own attributes, "my
-  phone", within the session; named entities across the project);
+- attributes: the same (entity, attribute) with another value: named entities across the project;
+  the user's own attributes ("my phone") within the session, or across the project when the new
+  memory announces the change ("my number changed"), and only when both are about the same person
+  (subjects.py: one session of a travel desk serves many travellers);
 - announced changes: a memory that says a value changed ("moved to", "new total", "改为", "挪到") and
   is closely related to an earlier one whose value of the same type (number, date, time, amount) it
   replaces. The earlier one may be in any session of the project: in a conversation over weeks the
@@ -29,6 +31,7 @@ from .inference import Candidate
 from .operations import Op
 from .recall.seeds import Scope, lexical_fragment
 from .snapshots import edge_snapshot, memory_snapshot
+from .subjects import same_subject
 from .telling import memory_terms, telling_terms
 
 USER_ENTITY = "user"
@@ -42,14 +45,18 @@ def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
         project_id=memory.project_id, status=MemoryStatus.ACTIVE,
         dimensions__attributes__contains=[{"entity": attr.entity, "attribute": attr.attribute}],
     ).exclude(pk=memory.pk).exclude(kind__in=NEVER_SUPERSEDED_KINDS)
-    if attr.entity == USER_ENTITY:
+    if attr.entity == USER_ENTITY and not CHANGE_CUE.search(memory.content):
+        # "my phone is …" in another session may be another user's; "my number changed" says it replaces one
         queryset = queryset.filter(session_id=memory.session_id)
-    return [
+    older = [
         old for old in queryset.order_by("occurred_at", "id")
         if len({a.get("attribute") for a in old.dimensions.get("attributes", [])}) <= MAX_ATTRIBUTES_OF_SUPERSEDED
         and any(a.get("entity") == attr.entity and a.get("attribute") == attr.attribute and a.get("value") != attr.value
                for a in old.dimensions.get("attributes", []))
     ]
+    if attr.entity != USER_ENTITY:
+        return older  # a named owner ("Maria's phone") is the subject already
+    return [old for old in older if same_subject(old, memory, first_person=True)]
 
 
 VALUE_TYPES = ("numbers", "dates", "times", "amounts")

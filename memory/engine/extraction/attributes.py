@@ -96,7 +96,7 @@ FLIGHT_CUE_RE = re.compile(r"(?<![A-Za-z])(?:flights?|fly|flying|flew|outbound|i
 TRAIN_CUE_RE = re.compile(r"(?<![A-Za-z])(?:trains?|railway|rail)(?![A-Za-z])"
                           r"|车次|高铁|动车|火车|列车|车票|去程|返程|出票", re.I)
 RETURN_CUE_RE = re.compile(r"(?<![A-Za-z])(?:back|return(?:ing)?|inbound)(?![A-Za-z])" + r"|返程|回程", re.I)
-DEADLINE_RE = re.compile(L + r"(?:deadline|due(?:\s+(?:by|on|date))?)" + R
+DEADLINE_RE = re.compile(L + r"(?:deadline|due(?!\s+to\b)(?:\s+(?:by|on|date))?)" + R
                          + r"|截止(?:日期|时间)?|期限|之前(?:完成|提交|交)|前(?:完成|提交|交付)", re.I)
 ADDRESS_RE = re.compile(L + r"address\s*(?:is|:)\s*(?P<v>[^.;\n]{4,80})|地址\s*(?:是|为|:)\s*(?P<v2>[^,。;\n]{2,40})",
                         re.I)

@@ -75,6 +75,10 @@ RUN_RE = re.compile(r"(?<![A-Za-z0-9_])" + TOKEN + r"(?:[ \t]+(?:" + CONNECTOR +
 WORD_RE = re.compile(r"[A-Za-z\u00e0-\u00ff][\w'’-]*|\d+")
 TITLE_RE = re.compile(r"(?<![A-Za-z])(?:Mr|Mrs|Ms|Dr|Prof|Mx)\.?[ \t]+(?P<name>" + TOKEN + r"(?:[ \t]+" + TOKEN
                       + r")?)")
+# A name someone introduces or greets ("Hi, this is Kenji Sato", "Hello, Ana Silva again", "Omar Haddad
+# here") is a person's, whatever its first name.
+INTRODUCED_RE = re.compile(r"\b(?:this is|i am|i'm|my name is|name's|(?:hello|hi|hey|dear),?)[ \t]+$", re.I)
+HERE_RE = re.compile(r"[ \t]+here\b", re.I)
 TRAILING_NUMBER_RE = re.compile(r"[ \t]+(\d{1,3}|[A-Z])(?![A-Za-z0-9_.:])")
 NUMBERED_HEADS = frozenset({"terminal", "gate", "hall", "platform", "building", "room", "line", "pier", "t"})
 OPENERS = "\"'“‘([{「『<"
@@ -111,7 +115,12 @@ def _word_after(text: str, end: int) -> str:
     return m.group().casefold() if m else ""
 
 
-def _english_type(words: list[str], before: str, after: str) -> str:
+def _introduced(blanked: str, start: int, end: int) -> bool:
+    return (INTRODUCED_RE.search(blanked[max(0, start - 20):start]) is not None
+            or HERE_RE.match(blanked, end) is not None)
+
+
+def _english_type(words: list[str], before: str, after: str, introduced: bool = False) -> str:
     lowered = [w.casefold() for w in words]
     name = " ".join(lowered)
     if name in PLACES:
@@ -136,7 +145,7 @@ def _english_type(words: list[str], before: str, after: str) -> str:
         return PERSON
     if any(w in PLACES for w in lowered):
         return PLACE
-    if before in PERSON_CUES:
+    if before in PERSON_CUES or introduced:
         return PERSON
     if after in PLACE_HEADS:
         return PLACE
@@ -222,7 +231,8 @@ def english_entities(text: str, blanked: str, language: str) -> tuple[list[Found
             else:
                 accepted_singles.add(word)
         surface = text[start:end]
-        kind = _english_type(words, _word_before(blanked, start), _word_after(blanked, end))
+        kind = _english_type(words, _word_before(blanked, start), _word_after(blanked, end),
+                             _introduced(blanked, start, end))
         if kind == OTHER and language != "en":  # "Seq Scan", "Execution Time" in a Chinese tool result
             continue
         found.append(Found(start, end, make_entity(surface, " ".join(words), kind)))

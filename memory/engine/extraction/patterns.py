@@ -175,13 +175,15 @@ CN_LANDLINE_RE = re.compile(r"(?<![\d-])0\d{2,3}-\d{7,8}(?!\d)")
 
 
 def normalize_phone(raw: str) -> str:
+    """E.164 when the country is known: written with "+"/"00", or a Chinese mobile (1[3-9] and 11 digits).
+    A written country code wins: "+1 555 100 8920" is an American number, not a Chinese mobile."""
     digits = re.sub(r"\D", "", raw)
     if raw.startswith("00"):
         digits, raw = digits[2:], "+" + raw[2:]
-    if re.fullmatch(r"(?:86)?1[3-9]\d{9}", digits):
-        return "+86" + digits[-11:]
     if raw.startswith("+"):
         return "+" + digits
+    if re.fullmatch(r"(?:86)?1[3-9]\d{9}", digits):
+        return "+86" + digits[-11:]
     return digits
 
 
@@ -318,8 +320,41 @@ NUMBER_RE = re.compile(
     r"(?:\s?(?P<mult>million|billion|thousand|万|亿)|(?P<pct>%))?(?![\d])")
 
 
+ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_D = "[一二两三四五六七八九]"
+# A quantity in Chinese numerals with a magnitude: 两万六 (26,000), 四万三, 九千四 (9,400), 十二万, 三千五百.
+# Bare numerals (三周, 两天一晚) are words, not values; 万一 ("in case") and 千万 ("by all means") have no
+# numeral before the magnitude; 一万多 ("over ten thousand") is an estimate, not a value to replace.
+ZH_QUANTITY_RE = re.compile(
+    r"(?<![一二两三四五六七八九十百千万亿零\d])"
+    r"(?:(?P<wan>" + _D + r"?十" + _D + r"?|" + _D + r")万"
+    r"(?:(?P<wq>" + _D + r")千|(?P<wt>" + _D + r")(?![十百千万亿]))?"
+    r"|(?P<qian>" + _D + r")千(?:(?P<qb>" + _D + r")百|(?P<qt>" + _D + r")(?![十百千万亿]))?)"
+    r"(?![万亿多])")
+
+
+def _zh_small(numeral: str) -> int:
+    """一 … 九十九 written in Chinese numerals."""
+    if "十" not in numeral:
+        return ZH_DIGITS[numeral]
+    tens, _, ones = numeral.partition("十")
+    return (ZH_DIGITS[tens] if tens else 1) * 10 + (ZH_DIGITS[ones] if ones else 0)
+
+
+def _zh_quantity(m: re.Match[str]) -> int:
+    if m.group("wan"):
+        rest = m.group("wq") or m.group("wt")
+        return _zh_small(m.group("wan")) * 10_000 + (ZH_DIGITS[rest] * 1_000 if rest else 0)
+    rest = m.group("qb") or m.group("qt")
+    return ZH_DIGITS[m.group("qian")] * 1_000 + (ZH_DIGITS[rest] * 100 if rest else 0)
+
+
 def scan_numbers(text: str, mask: Mask) -> list[Hit]:
     hits = []
+    for m in ZH_QUANTITY_RE.finditer(text):
+        if mask.free(m.start(), m.end()):
+            mask.take(m.start(), m.end())
+            hits.append(Hit("number", m.start(), m.end(), m.group(), str(_zh_quantity(m))))
     for m in NUMBER_RE.finditer(text):
         if not mask.free(m.start(), m.end()):
             continue
@@ -332,4 +367,4 @@ def scan_numbers(text: str, mask: Mask) -> list[Hit]:
             value += "%"
         mask.take(m.start(), m.end())
         hits.append(Hit("number", m.start(), m.end(), m.group(), value))
-    return hits
+    return sorted(hits, key=lambda h: h.start)

@@ -1,0 +1,56 @@
+"""Whose value a memory states, so a new value replaces only the same person's old one (SPEC §3.6).
+
+One session often serves several people: a travel desk books for Omar Haddad, then for Ana Silva, and
+"my budget is 900 EUR" from Ana does not replace Omar's 1,200. A memory is about the people it names;
+in a transcript a first-person value ("my phone is …") belongs to the turn's speaker ("Tom: …"); a
+memory naming nobody ("Book it, and note that my phone has changed") is about whoever the session was
+last about, the people named in the nearest earlier memory that names someone.
+"""
+
+from __future__ import annotations
+
+from ..models import EntityMention, EntityType, Memory
+from .cues import speaker_label
+
+LOOKBACK = 12  # earlier memories of the session searched for who a memory naming nobody is about
+
+
+def named_people(memory_ids: list[int]) -> dict[int, set[str]]:
+    """Per memory, the normalised names of the people it mentions (speakers' labels included)."""
+    found: dict[int, set[str]] = {}
+    rows = (EntityMention.objects.filter(memory_id__in=memory_ids, entity__type=EntityType.PERSON)
+            .values_list("memory_id", "entity__normalized_name"))
+    for memory_id, name in rows:
+        found.setdefault(memory_id, set()).add(name)
+    return found
+
+
+def subject_people(memory: Memory, *, first_person: bool) -> set[str]:
+    """The people the memory's value is about. `first_person`: the value is the speaker's own ("my …"),
+    so a transcript's speaker label decides; otherwise the people named, else those of the context."""
+    speaker = speaker_label(memory.content)
+    if first_person and speaker:
+        return {speaker}
+    named = named_people([memory.pk]).get(memory.pk, set()) - ({speaker} if speaker else set())
+    return named or _context_people(memory)
+
+
+def _context_people(memory: Memory) -> set[str]:
+    earlier = list(Memory.objects.filter(session_id=memory.session_id, occurred_at__lt=memory.occurred_at)
+                   .order_by("-occurred_at", "-id").values_list("id", "content")[:LOOKBACK])
+    people = named_people([pk for pk, _content in earlier])
+    for pk, content in earlier:
+        speaker = speaker_label(content)
+        named = people.get(pk, set()) - ({speaker} if speaker else set())
+        if named:
+            return named
+    return set()
+
+
+def same_subject(old: Memory, new: Memory, *, first_person: bool) -> bool:
+    """False only when both are known to be about someone and they share nobody."""
+    new_people = subject_people(new, first_person=first_person)
+    if not new_people:
+        return True
+    old_people = subject_people(old, first_person=first_person)
+    return not old_people or bool(old_people & new_people)
