@@ -335,18 +335,16 @@ def test_one_travellers_new_value_does_not_replace_anothers(agent_session):
     assert [(e.source.content[:16], e.target_id) for e in edges] == [("Hello, Tom Becke", changed.pk)]
 
 
-def test_my_number_changed_in_a_later_session_supersedes_the_old_one_only_when_said_so(agent_session):
-    """"My mobile is …" in another session may be someone else's; "my number changed" replaces the old one."""
+def test_a_users_value_in_another_session_is_not_replaced_even_by_an_announced_change(agent_session):
+    """One project's agent serves many people: "my number changed" in one session says nothing about whose
+    number was given in another (the demo's live session once replaced ten travellers' dates at once)."""
     (first,) = _send(agent_session, ("user_input", "If the hotel needs to reach us, my mobile is +44 7700 900123."),
                      hours_ago=48)
-    other = _second_session(agent_session.project, "Another trip")
-    _send(other, ("user_input", "For this booking my mobile is +44 7700 900789."), hours_ago=24)
+    later = _second_session(agent_session.project)
+    _send(later, ("user_input", "For this booking my mobile is +44 7700 900789."),
+          ("user_input", "Oh, and my mobile number changed last week: the new one is +44 7700 900456."))
     old = first.memories.get()
     old.refresh_from_db()
-    assert old.status == "active", "a value in another session, with no change announced, replaces nothing"
-    later = _second_session(agent_session.project)
-    (changed,) = _send(later, ("user_input", "Oh, and my mobile number changed last week: the new one is "
-                                             "+44 7700 900456. Please use it from now on."))
-    old.refresh_from_db()
-    assert old.status == "superseded"
-    assert Edge.objects.filter(source=old, target=changed.memories.get(), relation=Relation.SUPERSEDES).exists()
+    assert old.status == "active"
+    same_session = Memory.objects.get(content__contains="900789")
+    assert same_session.status == "superseded", "within its own session the change replaces the old number"

@@ -2,9 +2,8 @@
 
 Two rules, both narrow on purpose, so unrelated memories are never invalidated:
 - attributes: the same (entity, attribute) with another value: named entities across the project;
-  the user's own attributes ("my phone") within the session, or across the project when the new
-  memory announces the change ("my number changed"), and only when both are about the same person
-  (subjects.py: one session of a travel desk serves many travellers);
+  the user's own attributes ("my phone") within the session, and only when both are about the same
+  person (subjects.py: one session of a travel desk serves many travellers);
 - announced changes: a memory that says a value changed ("moved to", "new total", "改为", "挪到") and
   is closely related to an earlier one whose value of the same type (number, date, time, amount) it
   replaces. The earlier one may be in any session of the project: in a conversation over weeks the
@@ -45,8 +44,9 @@ def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
         project_id=memory.project_id, status=MemoryStatus.ACTIVE,
         dimensions__attributes__contains=[{"entity": attr.entity, "attribute": attr.attribute}],
     ).exclude(pk=memory.pk).exclude(kind__in=NEVER_SUPERSEDED_KINDS)
-    if attr.entity == USER_ENTITY and not CHANGE_CUE.search(memory.content):
-        # "my phone is …" in another session may be another user's; "my number changed" says it replaces one
+    if attr.entity == USER_ENTITY:
+        # "my phone" in another session may be another user's: one project's agent serves many people, and a
+        # change cue does not say whose ("move the stay to 9-13 September" replaced ten travellers' dates)
         queryset = queryset.filter(session_id=memory.session_id)
     older = [
         old for old in queryset.order_by("occurred_at", "id")
