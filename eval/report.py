@@ -51,7 +51,8 @@ def edge_summary(scores: EdgeScores, results: list[EdgeResult]) -> dict[str, Any
 
 
 def summarize(ingested: list[IngestedFile], questions: list[QuestionResult], edges: list[EdgeResult]) -> dict:
-    """The whole evaluation as plain data: per preset (overall, per language, per type), edges, ingest."""
+    """The whole evaluation as plain data: per preset (overall, per language, per type), edges, ingest.
+    "without_task" is filled in by the runner when it ingested everything again without a session task."""
     presets: dict[str, dict] = {}
     for preset in dict.fromkeys(r.preset for r in questions):
         mine = [r for r in questions if r.preset == preset]
@@ -77,7 +78,17 @@ def summarize(ingested: list[IngestedFile], questions: list[QuestionResult], edg
             "by_rule": _count_rules(edges),
         },
         "ingest": [_ingest_row(i) for i in ingested],
+        "without_task": None,
     }
+
+
+def lost_rows(ingested: list[IngestedFile]) -> list[dict[str, Any]]:
+    """Per file, the needed interactions that became no memory."""
+    rows = []
+    for one in ingested:
+        needed = sorted({n for q in one.spec.questions for n in q.needs}, key=_id_order)
+        rows.append({"file": one.spec.name, "needed": len(needed), "lost": [n for n in needed if not one.kept(n)]})
+    return rows
 
 
 def _count_relations(edges: list[EdgeResult]) -> dict[str, int]:
@@ -111,7 +122,18 @@ def _ingest_row(ingested: IngestedFile) -> dict[str, Any]:
         "questions": len(spec.questions), "edges": len(spec.edges), "needed": len(needed),
         "lost": [n for n in needed if not ingested.kept(n)], "seconds": round(ingested.seconds, 1),
         "stale": len(stale), "stale_marked": sum(1 for n in stale if ingested.marked_superseded(n)),
+        "asks_superseding": _asks_superseding(ingested),
     }
+
+
+def _asks_superseding(ingested: IngestedFile) -> int:
+    """Supersedes edges the engine drew from a question or a confirmation (the target: none, ever)."""
+    from memory.engine.supersede import asks_or_confirms
+    from memory.models import Edge, EdgeOrigin, Relation
+
+    edges = Edge.objects.filter(project=ingested.project, relation=Relation.SUPERSEDES).exclude(
+        origin=EdgeOrigin.HUMAN).select_related("target")
+    return sum(1 for edge in edges if asks_or_confirms(edge.target))
 
 
 def _id_order(local_id: str) -> tuple[int, str]:
@@ -265,11 +287,19 @@ def _edge_section(summary: dict) -> list[str]:
 
 def _lost_section(summary: dict, ingested: list[IngestedFile]) -> list[str]:
     contents = {(i.spec.name, x.id): x.content for i in ingested for x in i.spec.interactions}
-    lost = [(r["file"], n) for r in summary["ingest"] for n in r["lost"]]
     lines = ["## Needed interactions lost at ingest", ""]
-    if not lost:
-        return [*lines, "None: every interaction a question needs became a memory.", ""]
-    return [*lines, *(f"- `{f}` {n}: {_excerpt(contents[(f, n)])}" for f, n in lost), ""]
+    runs = [("With each session's task", summary["ingest"]), ("Without a session task (every file ingested again "
+            "with an empty task focus, as agents that send none)", summary.get("without_task"))]
+    for title, rows in runs:
+        if rows is None:
+            lines += [f"{title}: not run (`--with-task-only`).", ""]
+            continue
+        lost = [(r["file"], n) for r in rows for n in r["lost"]]
+        if not lost:
+            lines += [f"{title}: none, every interaction a question needs became a memory.", ""]
+        else:
+            lines += [f"{title}:", "", *(f"- `{f}` {n}: {_excerpt(contents[(f, n)])}" for f, n in lost), ""]
+    return lines
 
 
 def _misses_section(questions: list[QuestionResult], ingested: list[IngestedFile]) -> list[str]:

@@ -32,6 +32,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--files", default="*.json", help="glob in eval/data (default: %(default)s)")
     parser.add_argument("--no-task", action="store_true",
                         help="ingest every session without its task focus (what is lost then?)")
+    parser.add_argument("--with-task-only", action="store_true",
+                        help="skip the second ingest without task focus that checks nothing needed is lost then")
     args = parser.parse_args(argv)
     args.presets = [p.strip() for p in args.preset.split(",") if p.strip()]
     if not args.presets:
@@ -41,24 +43,38 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def run(files: list[EvalFile], presets: list[str], k: int | None = None,
-        progress: bool = True, with_task: bool = True) -> tuple[dict, list, list]:
-    """Ingest the files, then evaluate them; returns (summary, question results, ingested files)."""
+def run(files: list[EvalFile], presets: list[str], k: int | None = None, progress: bool = True,
+        with_task: bool = True, check_without_task: bool = False) -> tuple[dict, list, list]:
+    """Ingest the files, then evaluate them; returns (summary, question results, ingested files).
+
+    `check_without_task`: afterwards ingest everything again with no session task, to count what the
+    filter loses then (the questions' answers are not asked again)."""
+    from .evaluate import evaluate_edges, evaluate_questions
+    from .report import lost_rows, summarize
+
+    ingested = _ingest_all(files, progress, with_task, "ingest")
+    questions = [r for i in ingested for r in evaluate_questions(i, presets, k)]
+    edges = [evaluate_edges(i) for i in ingested]
+    summary = summarize(ingested, questions, edges)  # before a second ingest replaces the projects
+    if not with_task:
+        summary["without_task"] = lost_rows(ingested)
+    elif check_without_task:
+        summary["without_task"] = lost_rows(_ingest_all(files, progress, False, "ingest without task"))
+    return summary, questions, ingested
+
+
+def _ingest_all(files: list[EvalFile], progress: bool, with_task: bool, label: str) -> list:
     from tqdm import tqdm
 
-    from .evaluate import evaluate_edges, evaluate_questions
     from .ingest import ingest_file
-    from .report import summarize
 
     ingested = []
     with tqdm(total=sum(len(f.interactions) for f in files), unit="interaction", disable=not progress,
-              desc="ingest", file=sys.stderr, mininterval=1.0 if sys.stderr.isatty() else 10.0) as bar:
+              desc=label, file=sys.stderr, mininterval=1.0 if sys.stderr.isatty() else 10.0) as bar:
         for spec in files:
             bar.set_postfix_str(spec.name)
             ingested.append(ingest_file(spec, progress=bar.update, with_task=with_task))
-    questions = [r for i in ingested for r in evaluate_questions(i, presets, k)]
-    edges = [evaluate_edges(i) for i in ingested]
-    return summarize(ingested, questions, edges), questions, ingested
+    return ingested
 
 
 def run_info(argv: list[str]) -> RunInfo:
@@ -103,7 +119,8 @@ def main(argv: list[str] | None = None) -> None:
     info = run_info(argv)
     print(f"eval: {len(files)} files, presets {', '.join(args.presets)}, embedder {info.embedder}, LLM {info.llm}",
           flush=True)
-    summary, questions, ingested = run(files, args.presets, args.k, with_task=not args.no_task)
+    summary, questions, ingested = run(files, args.presets, args.k, with_task=not args.no_task,
+                                       check_without_task=not args.with_task_only)
     out = Path(args.out) if Path(args.out).is_absolute() else ROOT / args.out
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(markdown(summary, info, questions, ingested), encoding="utf-8")

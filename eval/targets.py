@@ -32,7 +32,8 @@ def check(summary: dict[str, Any]) -> list[Target]:
     if DEFAULT_PRESET not in presets or any(b not in presets for b in BASELINES):
         missing = [p for p in (DEFAULT_PRESET, *BASELINES) if p not in presets]
         return [Target("all targets", None, f"not run: {', '.join(missing)}")]
-    return [_beats_baselines(presets), *_chain_targets(presets), *_graph_targets(summary), _nothing_lost(presets)]
+    return [_beats_baselines(presets), *_chain_targets(presets), *_graph_targets(summary), _nothing_lost(presets),
+            _nothing_lost_without_task(summary.get("without_task"))]
 
 
 def _beats_baselines(presets: dict) -> Target:
@@ -74,12 +75,15 @@ def _graph_targets(summary: dict) -> list[Target]:
     stale = sum(r["stale"] for r in summary["ingest"])
     marked = sum(r["stale_marked"] for r in summary["ingest"])
     share = marked / stale if stale else 0.0
+    asks = sum(r.get("asks_superseding", 0) for r in summary["ingest"])
     return [
         Target(f"inferred edges: precision ≥ {EDGE_PRECISION} and recall ≥ {EDGE_RECALL}",
                edges["precision"] >= EDGE_PRECISION and edges["recall"] >= EDGE_RECALL,
                f"precision {edges['precision']:.2f}, recall {edges['recall']:.2f}"),
         Target(f"labelled stale values marked superseded ≥ {SUPERSEDED_SHARE:.0%}", share >= SUPERSEDED_SHARE,
                f"{marked} of {stale} ({share:.0%})"),
+        Target("no question or confirmation supersedes anything", asks == 0,
+               f"{asks} supersedes edge{'' if asks == 1 else 's'} from a question or a confirmation"),
     ]
 
 
@@ -87,3 +91,12 @@ def _nothing_lost(presets: dict) -> Target:
     overall = presets[DEFAULT_PRESET]["overall"]
     return Target("no needed interaction lost at ingest", overall["lost"] == 0,
                   f"{overall['lost']} of {overall['needed']}")
+
+
+def _nothing_lost_without_task(rows: list[dict] | None) -> Target:
+    name = "no needed interaction lost at ingest without a session task"
+    if rows is None:
+        return Target(name, None, "not run (--with-task-only)")
+    lost = [f"{r['file']} {n}" for r in rows for n in r["lost"]]
+    needed = sum(r["needed"] for r in rows)
+    return Target(name, not lost, f"{len(lost)} of {needed}" + (f": {', '.join(lost[:8])}" if lost else ""))

@@ -200,7 +200,7 @@ def test_end_to_end_run_on_one_file():
     from eval.run import DEFAULT_PRESETS, run
 
     files = load_files("travel_yunnan_zh")
-    summary, questions, ingested = run(files, list(DEFAULT_PRESETS), progress=False)
+    summary, questions, ingested = run(files, list(DEFAULT_PRESETS), progress=False, check_without_task=True)
 
     (only,) = ingested
     spec = files[0]
@@ -210,7 +210,10 @@ def test_end_to_end_run_on_one_file():
     systems = [*BASELINES, *DEFAULT_PRESETS]
     assert len(questions) == len(spec.questions) * len(systems)
 
-    assert set(summary) == {"presets", "edges", "ingest"}
+    assert set(summary) == {"presets", "edges", "ingest", "without_task"}
+    (again,) = summary["without_task"]
+    assert again["file"] == spec.name and again["needed"] == len({n for q in spec.questions for n in q.needs})
+    assert summary["ingest"][0]["asks_superseding"] == 0
     assert list(summary["presets"]) == systems, "the baselines are computed in the same run, beside every preset"
     for agg in summary["presets"].values():
         assert set(agg) == {"overall", "by_language", "by_type", "by_language_type"}
@@ -263,7 +266,8 @@ def _aggregate(recall: float, r10: float, far5: float | None = None, answerable:
             "far5": far5, "far_questions": 2, "needed": 8, "lost": 0, "stale_above": None}
 
 
-def _summary(ripple: float, baseline: float, *, far5: float = 0.5, precision: float = 0.6, marked: int = 9) -> dict:
+def _summary(ripple: float, baseline: float, *, far5: float = 0.5, precision: float = 0.6, marked: int = 9,
+             asks: int = 0, lost_without_task: list[str] | None = None) -> dict:
     def preset(value: float) -> dict:
         cell = _aggregate(value, value, far5)
         return {"overall": cell, "by_type": {t: cell for t in QUESTION_TYPES},
@@ -272,7 +276,8 @@ def _summary(ripple: float, baseline: float, *, far5: float = 0.5, precision: fl
     return {"presets": {"bm25": preset(baseline), "bm25+vector": preset(baseline), "hybrid": preset(ripple - 0.2),
                         "ripple": preset(ripple)},
             "edges": {"overall": {"precision": precision, "recall": 0.7}},
-            "ingest": [{"stale": 10, "stale_marked": marked}]}
+            "ingest": [{"stale": 10, "stale_marked": marked, "asks_superseding": asks}],
+            "without_task": [{"file": "f", "needed": 12, "lost": lost_without_task or []}]}
 
 
 def test_edge_rule_is_told_by_the_rationale_or_the_origin():
@@ -295,6 +300,14 @@ def test_targets_hold_only_when_every_number_clears_its_bar():
     assert any(name.startswith("chain far@5") for name in failing)
     assert any(name.startswith("inferred edges") for name in failing)
     assert any("superseded" in name for name in failing)
+    failing = {t.name: t for t in check(_summary(0.6, 0.5, asks=1, lost_without_task=["t7"])) if t.holds is False}
+    assert set(failing) == {"no question or confirmation supersedes anything",
+                            "no needed interaction lost at ingest without a session task"}
+    assert failing["no needed interaction lost at ingest without a session task"].detail == "1 of 12: f t7"
+    summary = _summary(0.6, 0.5)
+    summary["without_task"] = None
+    (skipped,) = [t for t in check(summary) if t.holds is None]
+    assert "not run" in skipped.detail
     (fact,) = [t for t in check(_summary(0.6, 0.5)) if t.name.startswith("single-hop")]
     assert fact.holds  # ripple is 0.2 above hybrid there
 
