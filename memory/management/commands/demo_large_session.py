@@ -15,7 +15,7 @@ from django.urls import reverse
 from memory.demo.bootstrap import DEMO_SLUG, LARGE_EXTERNAL_ID, large_session_load
 from memory.models import Interaction, Project
 
-DEFAULT_INTERACTIONS = 4000
+DEFAULT_INTERACTIONS = 6500  # over 5,000 memories: more than the page draws whole (selectors.GRAPH_MAX_NODES)
 REPORT_EVERY = 500
 
 
