@@ -90,7 +90,7 @@ def _graph_targets(summary: dict) -> list[Target]:
 def _nothing_lost(presets: dict) -> Target:
     overall = presets[DEFAULT_PRESET]["overall"]
     return Target("no needed interaction lost at ingest", overall["lost"] == 0,
-                  f"{overall['lost']} of {overall['needed']}")
+                  f"{overall['lost']} of {overall['needed']} needs of the questions")
 
 
 def _nothing_lost_without_task(rows: list[dict] | None) -> Target:
@@ -99,4 +99,5 @@ def _nothing_lost_without_task(rows: list[dict] | None) -> Target:
         return Target(name, None, "not run (--with-task-only)")
     lost = [f"{r['file']} {n}" for r in rows for n in r["lost"]]
     needed = sum(r["needed"] for r in rows)
-    return Target(name, not lost, f"{len(lost)} of {needed}" + (f": {', '.join(lost[:8])}" if lost else ""))
+    return Target(name, not lost, f"{len(lost)} of {needed} distinct needed interactions"
+                  + (f": {', '.join(lost[:8])}" if lost else ""))
