@@ -303,7 +303,8 @@ def test_targets_hold_only_when_every_number_clears_its_bar():
     failing = {t.name: t for t in check(_summary(0.6, 0.5, asks=1, lost_without_task=["t7"])) if t.holds is False}
     assert set(failing) == {"no question or confirmation supersedes anything",
                             "no needed interaction lost at ingest without a session task"}
-    assert failing["no needed interaction lost at ingest without a session task"].detail == "1 of 12 distinct needed interactions: f t7"
+    lost = failing["no needed interaction lost at ingest without a session task"]
+    assert lost.detail == "1 of 12 distinct needed interactions: f t7"
     summary = _summary(0.6, 0.5)
     summary["without_task"] = None
     (skipped,) = [t for t in check(summary) if t.holds is None]
