@@ -25,14 +25,20 @@ def named_people(memory_ids: list[int]) -> dict[int, set[str]]:
     return found
 
 
-def subject_people(memory: Memory, *, first_person: bool) -> set[str]:
-    """The people the memory's value is about. `first_person`: the value is the speaker's own ("my …"),
-    so a transcript's speaker label decides; otherwise the people named, else those of the context."""
-    speaker = speaker_label(memory.content)
-    if first_person and speaker:
-        return {speaker}
-    named = named_people([memory.pk]).get(memory.pk, set()) - ({speaker} if speaker else set())
-    return named or _context_people(memory)
+def subjects_of(memories: list[Memory], *, first_person: bool) -> dict[int, set[str]]:
+    """Per memory, the people its value is about. `first_person`: the value is the speaker's own ("my …"),
+    so a transcript's speaker label decides; otherwise the people named, else those of the context (one
+    query for all the names, one lookup of the context per memory that names nobody)."""
+    named = named_people([m.pk for m in memories])
+    found: dict[int, set[str]] = {}
+    for memory in memories:
+        speaker = speaker_label(memory.content)
+        if first_person and speaker:
+            found[memory.pk] = {speaker}
+            continue
+        people = named.get(memory.pk, set()) - ({speaker} if speaker else set())
+        found[memory.pk] = people or _context_people(memory)
+    return found
 
 
 def _context_people(memory: Memory) -> set[str]:
@@ -47,10 +53,6 @@ def _context_people(memory: Memory) -> set[str]:
     return set()
 
 
-def same_subject(old: Memory, new: Memory, *, first_person: bool) -> bool:
+def same_subject(old_people: set[str], new_people: set[str]) -> bool:
     """False only when both are known to be about someone and they share nobody."""
-    new_people = subject_people(new, first_person=first_person)
-    if not new_people:
-        return True
-    old_people = subject_people(old, first_person=first_person)
-    return not old_people or bool(old_people & new_people)
+    return not old_people or not new_people or bool(old_people & new_people)

@@ -30,13 +30,16 @@ from .inference import Candidate
 from .operations import Op
 from .recall.seeds import Scope, lexical_fragment
 from .snapshots import edge_snapshot, memory_snapshot
-from .subjects import same_subject
+from .subjects import same_subject, subjects_of
 from .telling import memory_terms, telling_terms
 
 USER_ENTITY = "user"
 # Tool traffic records what was done with a value at the time; a later value does not make it stale.
 NEVER_SUPERSEDED_KINDS = {MemoryKind.ACTION, MemoryKind.RESULT}
 MAX_ATTRIBUTES_OF_SUPERSEDED = 2  # a memory about many things is not replaced by a change of one
+# The latest earlier values looked at: the ones before them were replaced when these came (a session where
+# one desk books for many travellers keeps hundreds of "my phone" values active, one per person).
+MAX_OLDER_VALUES = 20
 
 
 def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
@@ -48,15 +51,17 @@ def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
         # "my phone" in another session may be another user's: one project's agent serves many people, and a
         # change cue does not say whose ("move the stay to 9-13 September" replaced ten travellers' dates)
         queryset = queryset.filter(session_id=memory.session_id)
+    latest = reversed(list(queryset.order_by("-occurred_at", "-id")[:MAX_OLDER_VALUES]))
     older = [
-        old for old in queryset.order_by("occurred_at", "id")
+        old for old in latest
         if len({a.get("attribute") for a in old.dimensions.get("attributes", [])}) <= MAX_ATTRIBUTES_OF_SUPERSEDED
         and any(a.get("entity") == attr.entity and a.get("attribute") == attr.attribute and a.get("value") != attr.value
                for a in old.dimensions.get("attributes", []))
     ]
-    if attr.entity != USER_ENTITY:
+    if attr.entity != USER_ENTITY or not older:
         return older  # a named owner ("Maria's phone") is the subject already
-    return [old for old in older if same_subject(old, memory, first_person=True)]
+    people = subjects_of([memory, *older], first_person=True)
+    return [old for old in older if same_subject(people[old.pk], people[memory.pk])]
 
 
 VALUE_TYPES = ("numbers", "dates", "times", "amounts")
