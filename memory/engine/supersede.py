@@ -37,8 +37,9 @@ USER_ENTITY = "user"
 # Tool traffic records what was done with a value at the time; a later value does not make it stale.
 NEVER_SUPERSEDED_KINDS = {MemoryKind.ACTION, MemoryKind.RESULT}
 MAX_ATTRIBUTES_OF_SUPERSEDED = 2  # a memory about many things is not replaced by a change of one
-# The latest earlier values looked at: the ones before them were replaced when these came (a session where
-# one desk books for many travellers keeps hundreds of "my phone" values active, one per person).
+# The latest earlier values looked at, so the check stays cheap: a session where one desk books for many
+# travellers keeps hundreds of "my phone" values active, one per person; a person's own older value was
+# replaced when their later one came.
 MAX_OLDER_VALUES = 20
 
 
