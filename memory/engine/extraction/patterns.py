@@ -320,7 +320,8 @@ NUMBER_RE = re.compile(
     r"(?:\s?(?P<mult>million|billion|thousand|万|亿)|(?P<pct>%))?(?![\d])")
 
 
-ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+ZH_DIGITS: dict[str, int] = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
+                             "八": 8, "九": 9}
 _D = "[一二两三四五六七八九]"
 # A quantity in Chinese numerals with a magnitude: 两万六 (26,000), 四万三, 九千四 (9,400), 十二万, 三千五百.
 # Bare numerals (三周, 两天一晚) are words, not values; 万一 ("in case") and 千万 ("by all means") have no
@@ -333,18 +334,24 @@ ZH_QUANTITY_RE = re.compile(
     r"(?![万亿多])")
 
 
-def _zh_small(numeral: str) -> int:
-    """一 … 九十九 written in Chinese numerals."""
-    if "十" not in numeral:
-        return ZH_DIGITS[numeral]
-    tens, _, ones = numeral.partition("十")
-    return (ZH_DIGITS[tens] if tens else 1) * 10 + (ZH_DIGITS[ones] if ones else 0)
+def zh_number(raw: str) -> int | None:
+    """Digits, or 一 … 九十九 written in Chinese numerals (dates, times and quantities read them)."""
+    if raw.isdigit():
+        return int(raw)
+    if raw == "十":
+        return 10
+    if "十" in raw:
+        tens, _, ones = raw.partition("十")
+        return ZH_DIGITS.get(tens, 1) * 10 + (ZH_DIGITS.get(ones, 0) if ones else 0)
+    if len(raw) == 1:
+        return ZH_DIGITS.get(raw)
+    return None
 
 
 def _zh_quantity(m: re.Match[str]) -> int:
     if m.group("wan"):
         rest = m.group("wq") or m.group("wt")
-        return _zh_small(m.group("wan")) * 10_000 + (ZH_DIGITS[rest] * 1_000 if rest else 0)
+        return (zh_number(m.group("wan")) or 0) * 10_000 + (ZH_DIGITS[rest] * 1_000 if rest else 0)
     rest = m.group("qb") or m.group("qt")
     return ZH_DIGITS[m.group("qian")] * 1_000 + (ZH_DIGITS[rest] * 100 if rest else 0)
 

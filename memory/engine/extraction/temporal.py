@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
-from .patterns import Mask
+from .patterns import Mask, zh_number
 
 MONTHS: dict[str, int] = {
     "jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4, "april": 4, "may": 5,
@@ -34,8 +34,6 @@ PERIODS: dict[str, tuple[time, time]] = {
     "今晚": (time(18), END_OF_DAY), "明晚": (time(18), END_OF_DAY), "今夜": (time(18), END_OF_DAY),
     "昨晚": (time(18), END_OF_DAY), "今早": (time(6), time(10)), "明早": (time(6), time(10)),
 }
-ZH_DIGITS: dict[str, int] = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
-                             "八": 8, "九": 9}
 
 MON = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
        r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
@@ -101,19 +99,6 @@ class TimeHit:
     start: int
     end: int
     at: time
-
-
-def zh_number(raw: str) -> int | None:
-    if raw.isdigit():
-        return int(raw)
-    if raw == "十":
-        return 10
-    if "十" in raw:
-        tens, _, ones = raw.partition("十")
-        return ZH_DIGITS.get(tens, 1) * 10 + (ZH_DIGITS.get(ones, 0) if ones else 0)
-    if len(raw) == 1:
-        return ZH_DIGITS.get(raw)
-    return None
 
 
 def _safe_date(year: int, month: int, day: int) -> date | None:
