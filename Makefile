@@ -38,13 +38,15 @@ messages: setup
 	for domain in django djangojs; do $(DJANGO_TEST) $(PY) manage.py makemessages -d $$domain -l zh_Hans --no-location \
 	  -i "frontend/node_modules/*" -i "frontend/dist/*" -i "var/*" -i "frontend/build.mjs"; done
 
-$(STAMP): pyproject.toml constraints.txt scripts/system-deps.sh
+$(STAMP): pyproject.toml clients/python/pyproject.toml constraints.txt scripts/system-deps.sh
 	bash scripts/system-deps.sh
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first and pinned: the CPU wheel is on local disk; anything looser downloads GBs.
 	$(PY) -m pip install --quiet -c constraints.txt "torch==2.13.0"
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"
+	# The Python client (its own package, no Django), for its tests and docs/integrations.md.
+	$(PY) -m pip install --quiet -c constraints.txt -e clients/python
 	touch $@
 
 db: setup

@@ -1,0 +1,185 @@
+"""The API's operations, written once for both clients.
+
+Each operation is a plan: a generator that yields the `Call`s it needs and gets each parsed answer
+back, so one that follows a cursor over several pages is written as plainly as a single request. The
+`operation` decorator hands the plan to the client's `_run`: the sync client runs it to the end and
+returns the result, the async client returns a coroutine.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
+from datetime import datetime
+from typing import Any, Concatenate, ParamSpec, TypeVar
+from urllib.parse import quote
+
+from .exchange import Call, Outcome, Retry, Step, exchange
+from .models import (
+    JSON,
+    Accepted,
+    ChangePage,
+    Graph,
+    Interaction,
+    InteractionPage,
+    NewInteraction,
+    Recall,
+    Result,
+    Session,
+)
+
+T = TypeVar("T")
+P = ParamSpec("P")
+R = TypeVar("R", bound=Result)
+Plan = Generator[Call[Any], Any, T]
+# What an operation returns: the result itself from `Client`, an awaitable of it from `AsyncClient`.
+Reply = T | Awaitable[T]
+
+PRESETS = ("vector", "hybrid", "ripple")
+
+
+def operation(plan: Callable[Concatenate[Any, P], Plan[T]]) -> Callable[Concatenate[Any, P], Reply[T]]:
+    @functools.wraps(plan)
+    def run(self: Any, *args: P.args, **kwargs: P.kwargs) -> Reply[T]:
+        return self._run(plan(self, *args, **kwargs))
+
+    return run
+
+
+def steps(plan: Plan[T], retry: Retry) -> Generator[Step, Outcome, T]:
+    """The plan's calls, each through `exchange` (retries and all), as one stream of steps for a driver."""
+    answer: Any = None
+    while True:
+        try:
+            call = plan.send(answer)
+        except StopIteration as done:
+            return done.value
+        answer = yield from exchange(call, retry)
+
+
+def _one(kind: type[R]) -> Callable[[Any], R]:
+    return kind.from_json
+
+
+def _many(kind: type[R], key: str | None = None) -> Callable[[Any], list[R]]:
+    return lambda body: [kind.from_json(row) for row in (body[key] if key else body)]
+
+
+def _query(**values: Any) -> dict[str, Any]:
+    """Query parameters without the unset ones; booleans as the API spells them."""
+    return {name: ("true" if value is True else value) for name, value in values.items()
+            if value is not None and value is not False}
+
+
+def _interaction_json(item: NewInteraction | Mapping[str, Any]) -> JSON:
+    return item.to_json() if isinstance(item, NewInteraction) else dict(item)
+
+
+class Api:
+    """Operations on one project's agent API (a token belongs to one project)."""
+
+    project: str
+    retry: Retry
+
+    def _run(self, plan: Plan[T]) -> Any:  # pragma: no cover - each client defines it
+        raise NotImplementedError
+
+    def _path(self, *parts: object) -> str:
+        tail = "".join(f"{quote(str(part), safe='')}/" for part in parts)
+        return f"/api/projects/{quote(self.project, safe='')}/{tail}"
+
+    # Sessions -----------------------------------------------------------------------------------------
+
+    @operation
+    def sessions(self) -> Plan[list[Session]]:
+        """The project's sessions, most recently active first."""
+        return (yield Call("GET", self._path("sessions"), parse=_many(Session)))
+
+    @operation
+    def create_session(self, *, title: str = "", task: str = "", external_id: str = "",
+                       metadata: JSON | None = None) -> Plan[Session]:
+        """Start a session. `task` focuses the selective filter on what matters for it."""
+        body = {"title": title, "task": task, "external_id": external_id, "metadata": metadata or {}}
+        return (yield Call("POST", self._path("sessions"), parse=_one(Session), json=body, replayable=False))
+
+    # Interactions -------------------------------------------------------------------------------------
+
+    @operation
+    def send(self, session_id: int, kind: str, content: str, *, metadata: JSON | None = None,
+             occurred_at: datetime | None = None, idempotency_key: str | None = None,
+             wait: bool = False) -> Plan[Accepted]:
+        """Send one interaction. Without `idempotency_key` one is made up, so every retry of this call
+        is stored once. `wait=True` asks the server to process it before answering."""
+        item = NewInteraction(kind, content, metadata, occurred_at, idempotency_key)
+        accepted = yield self._accept(session_id, [item.to_json()], idempotency_key, wait, batch=False)
+        return accepted[0]
+
+    @operation
+    def send_batch(self, session_id: int, interactions: Iterable[NewInteraction | Mapping[str, Any]], *,
+                   idempotency_key: str | None = None, wait: bool = False) -> Plan[list[Accepted]]:
+        """Send up to the server's batch limit (100 by default) in one request, in order. Items without
+        a key of their own get `<idempotency_key>:<index>` from the server."""
+        rows = [_interaction_json(item) for item in interactions]
+        return (yield self._accept(session_id, rows, idempotency_key, wait, batch=True))
+
+    def _accept(self, session_id: int, rows: list[JSON], key: str | None, wait: bool,
+                *, batch: bool) -> Call[list[Accepted]]:
+        headers = {"Idempotency-Key": key or f"cw-{uuid.uuid4().hex}"}
+        body: Any = {"interactions": rows} if batch else rows[0]
+        return Call("POST", self._path("sessions", session_id, "interactions"), parse=_many(Accepted, "interactions"),
+                    params=_query(wait=wait), json=body, headers=headers)
+
+    @operation
+    def interactions(self, session_id: int, *, limit: int = 100, offset: int = 0) -> Plan[InteractionPage]:
+        """A page of the session's interactions, oldest first."""
+        return (yield Call("GET", self._path("sessions", session_id, "interactions"), parse=_one(InteractionPage),
+                           params=_query(limit=limit, offset=offset)))
+
+    @operation
+    def interaction(self, session_id: int, interaction_id: int) -> Plan[Interaction]:
+        """One interaction with its processing status (pending, kept, filtered, failed)."""
+        return (yield Call("GET", self._path("sessions", session_id, "interactions", interaction_id),
+                           parse=_one(Interaction)))
+
+    # Recall, graph and change log ---------------------------------------------------------------------
+
+    @operation
+    def recall(self, query: str, *, session_id: int | None = None, k: int | None = None,
+               preset: str | None = None, params: JSON | None = None) -> Plan[Recall]:
+        """Recall by reconstruction. `preset`: vector, hybrid or ripple (default: the project's); `params`
+        overrides the preset's knobs, e.g. {"max_hops": 3}."""
+        body: JSON = {"query": query, "params": params or {}}
+        body.update(_query(session_id=session_id, k=k, preset=preset))
+        return (yield Call("POST", self._path("recall"), parse=_one(Recall), json=body))
+
+    @operation
+    def graph(self, session_id: int, *, around: int | None = None, hops: int | None = None,
+              limit: int | None = None) -> Plan[Graph]:
+        """The session's memories, edges and entities; `around` takes only a memory's neighbourhood."""
+        return (yield Call("GET", self._path("sessions", session_id, "graph"), parse=_one(Graph),
+                           params=_query(around=around, hops=hops, limit=limit)))
+
+    @operation
+    def changes(self, session_id: int, *, after: int = 0, limit: int = 500, memory: int | None = None,
+                edge: int | None = None) -> Plan[ChangePage]:
+        """One page of the change log after the cursor `after`."""
+        return (yield self._changes(session_id, after, limit, memory, edge))
+
+    @operation
+    def changes_since(self, session_id: int, after: int = 0, *, page_size: int = 500,
+                      max_changes: int = 100_000) -> Plan[ChangePage]:
+        """Every change after `after`, following the cursor page by page (stopping at `max_changes`;
+        `has_more` then says there is more)."""
+        collected = []
+        while True:
+            page = yield self._changes(session_id, after, page_size, None, None)
+            collected.extend(page.changes)
+            after = page.last_change_id
+            if not page.has_more or len(collected) >= max_changes:
+                return ChangePage(changes=collected, last_change_id=after, has_more=page.has_more)
+
+    def _changes(self, session_id: int, after: int, limit: int, memory: int | None,
+                 edge: int | None) -> Call[ChangePage]:
+        return Call("GET", self._path("sessions", session_id, "changes"), parse=_one(ChangePage),
+                    params=_query(after=after, limit=limit, memory=memory, edge=edge))

@@ -1,0 +1,232 @@
+"""Typed results: one frozen dataclass per shape the API answers with (its OpenAPI schema, /api/schema/).
+
+Fields the server adds later are ignored rather than breaking an older client; `from_json` fills each
+field from the JSON key of the same name, parsing ISO times and nested results from the type hints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cache
+from typing import Any, Self
+
+JSON = dict[str, Any]
+
+
+class Result:
+    """Base of the results: `from_json` builds one from the API's JSON object."""
+
+    @classmethod
+    def from_json(cls, data: JSON) -> Self:
+        hints = _hints(cls)
+        values = {f.name: _convert(hints[f.name], data[f.name])
+                  for f in dataclasses.fields(cls) if f.name in data}  # type: ignore[arg-type]
+        return cls(**values)
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _convert(hint: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):  # `X | None`
+        inner = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        return _convert(inner[0], value) if len(inner) == 1 else value
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return [_convert(item, entry) for entry in value]
+    if hint is datetime:
+        return datetime.fromisoformat(value)
+    if isinstance(hint, type) and issubclass(hint, Result):
+        return hint.from_json(value)
+    return value
+
+
+@dataclass(frozen=True)
+class Session(Result):
+    id: int
+    title: str = ""
+    task: str = ""
+    external_id: str = ""
+    metadata: JSON = field(default_factory=dict)
+    created_at: datetime | None = None
+    last_activity_at: datetime | None = None
+    interaction_count: int = 0
+    memory_count: int = 0
+    filtered_count: int = 0
+    edge_count: int = 0
+    proposal_count: int = 0
+    last_change_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Accepted(Result):
+    """One sent interaction as the server took it: `duplicate` when its idempotency key was seen before."""
+
+    id: int
+    status: str
+    duplicate: bool = False
+    memory_ids: list[int] = field(default_factory=list)
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Interaction(Result):
+    id: int
+    session_id: int
+    kind: str
+    content: str
+    status: str
+    metadata: JSON = field(default_factory=dict)
+    occurred_at: datetime | None = None
+    received_at: datetime | None = None
+    idempotency_key: str | None = None
+    scores: JSON = field(default_factory=dict)
+    reason: str = ""
+    error: str = ""
+    memory_ids: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class InteractionPage(Result):
+    count: int
+    results: list[Interaction]
+    next: str | None = None
+    previous: str | None = None
+
+
+@dataclass(frozen=True)
+class Memory(Result):
+    """A memory. `label`, `entities` and `position` come only with the graph; a sensitive memory the
+    caller may not see arrives masked."""
+
+    id: int
+    session_id: int
+    content: str
+    kind: str
+    status: str
+    dimensions: JSON = field(default_factory=dict)
+    importance: float = 0.0
+    relevance: float = 0.0
+    novelty: float = 0.0
+    sensitive: bool = False
+    access_count: int = 0
+    occurred_at: datetime | None = None
+    created_at: datetime | None = None
+    sources: list[JSON] = field(default_factory=list)
+    label: str = ""
+    entities: list[str] = field(default_factory=list)
+    position: JSON | None = None
+
+
+@dataclass(frozen=True)
+class Edge(Result):
+    id: int
+    source_id: int
+    target_id: int
+    relation: str
+    status: str
+    weight: float = 1.0
+    confidence: float = 1.0
+    origin: str = ""
+    needs_review: bool = False
+    rationale: str = ""
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Entity(Result):
+    id: int
+    name: str
+    type: str
+    aliases: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Graph(Result):
+    session: Session
+    memories: list[Memory]
+    edges: list[Edge]
+    entities: list[Entity] = field(default_factory=list)
+    last_change_id: int = 0
+    truncated: bool = False
+    total_memories: int = 0
+    around: int | None = None
+
+
+@dataclass(frozen=True)
+class Change(Result):
+    """One row of the change log: `op` on `object_type` #`object_id`, with the snapshots before and after."""
+
+    id: int
+    session_id: int | None
+    op: str
+    object_type: str
+    object_id: int
+    actor: str = ""
+    before: JSON | None = None
+    after: JSON | None = None
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class ChangePage(Result):
+    """Changes after a cursor, in order; pass `last_change_id` as the next `after`."""
+
+    changes: list[Change]
+    last_change_id: int
+    has_more: bool = False
+
+
+@dataclass(frozen=True)
+class Recalled(Result):
+    rank: int
+    score: float
+    memory: Memory
+    components: dict[str, float] = field(default_factory=dict)
+    path: list[JSON] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Recall(Result):
+    """A recall's answer: the ranked memories, the edges between them, and `context`, the memories told in
+    dependency order (what an agent puts in its prompt). `recall_id` names its stored trace."""
+
+    recall_id: int
+    query: str
+    memories: list[Recalled]
+    edges: list[Edge] = field(default_factory=list)
+    context: str = ""
+    narrative: str = ""
+    params: JSON = field(default_factory=dict)
+    timings: JSON = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NewInteraction:
+    """One interaction to send in a batch (`kind`: user_input, assistant_output, agent_thought, tool_call,
+    tool_result, observation or system)."""
+
+    kind: str
+    content: str
+    metadata: JSON | None = None
+    occurred_at: datetime | None = None
+    idempotency_key: str | None = None
+
+    def to_json(self) -> JSON:
+        body: JSON = {"kind": self.kind, "content": self.content}
+        if self.metadata is not None:
+            body["metadata"] = self.metadata
+        if self.occurred_at is not None:
+            body["occurred_at"] = self.occurred_at.isoformat()
+        if self.idempotency_key is not None:
+            body["idempotency_key"] = self.idempotency_key
+        return body
