@@ -53,5 +53,20 @@ def live_server_url(django_db_setup, django_db_blocker, tmp_path_factory) -> str
     stop_process(server.process)
 
 
+@pytest.fixture(scope="module")
+def module_server_url(django_db_setup, django_db_blocker, tmp_path_factory) -> str:
+    """A uvicorn server of the module's own, for modules that have it process interactions: a server
+    process keeps its embedding space's row id, which the flush after each transaction test deletes, so
+    only the module's first processing test may rely on it (a shared server would pass the stale id on
+    to other modules)."""
+    from .test_live_support import start_server, stop_process
+
+    with django_db_blocker.unblock():
+        server = start_server(tmp_path_factory.mktemp("module-http"), wait_for_listener=False,
+                              CW_TEST_INGEST_MODE="queue", LOG_LEVEL="WARNING")
+    yield server.origin
+    stop_process(server.process)
+
+
 def interactions_url(session: AgentSession) -> str:
     return f"/api/projects/{session.project.slug}/sessions/{session.pk}/interactions/"

@@ -4,8 +4,8 @@ Every operation runs through both clients, `Client` and `AsyncClient`, on real H
 made with real parts too: a transport that forwards to the server and then loses the answer, and a
 small local HTTP server that throttles before it answers.
 
-The server is this module's own, and only the first test has it process interactions: a server process
-keeps its embedding space's row id, which the flush after each test deletes.
+The server is this module's own (conftest.module_server_url), and only the first test has it process
+interactions.
 """
 
 from __future__ import annotations
@@ -37,35 +37,24 @@ from contextweaver_client import (
 from memory.engine.projects import project_create, token_issue
 from memory.models import AgentSession, Interaction
 
-from .test_live_support import start_server, stop_process
-
 pytestmark = pytest.mark.django_db(transaction=True)
 
 FAST = Retry(attempts=3, backoff=0.01, max_wait=0.05)
 
 
-@pytest.fixture(scope="module")
-def sdk_server_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
-    with django_db_blocker.unblock():
-        server = start_server(tmp_path_factory.mktemp("sdk-http"), wait_for_listener=False,
-                              CW_TEST_INGEST_MODE="queue", LOG_LEVEL="WARNING")
-    yield server.origin
-    stop_process(server.process)
-
-
 @pytest.fixture
-def token(sdk_server_url) -> str:
+def token(module_server_url) -> str:
     project = project_create(name="SDK", slug="sdk")
     return token_issue(project=project)[1]
 
 
 @pytest.fixture
-def cw(sdk_server_url, token) -> Iterator[Client]:
-    with Client(sdk_server_url, token, project="sdk", retry=FAST) as client:
+def cw(module_server_url, token) -> Iterator[Client]:
+    with Client(module_server_url, token, project="sdk", retry=FAST) as client:
         yield client
 
 
-def test_a_session_lives_through_both_clients(cw, sdk_server_url, token):
+def test_a_session_lives_through_both_clients(cw, module_server_url, token):
     session = cw.create_session(title="Lisbon", task="Plan a trip to Lisbon within a budget")
     assert session.id > 0 and session.title == "Lisbon" and session.interaction_count == 0
     one = cw.send(session.id, "user_input", "My budget for the Lisbon trip is 900 EUR in total", wait=True)
@@ -100,7 +89,7 @@ def test_a_session_lives_through_both_clients(cw, sdk_server_url, token):
     assert cw.changes(session.id, after=everything.last_change_id).changes == []
 
     async def the_same_through_asyncio():
-        async with AsyncClient(sdk_server_url, token, project="sdk", retry=FAST) as client:
+        async with AsyncClient(module_server_url, token, project="sdk", retry=FAST) as client:
             sent = await client.send(session.id, "user_input", "The trip moves to 14 May because of the strike",
                                      wait=True, occurred_at=datetime(2026, 5, 1, 9, 0, tzinfo=UTC))
             return sent, *await asyncio.gather(
@@ -115,7 +104,7 @@ def test_a_session_lives_through_both_clients(cw, sdk_server_url, token):
     assert later.changes[0].id > everything.last_change_id
 
 
-def test_api_errors_carry_the_error_body(cw, sdk_server_url):
+def test_api_errors_carry_the_error_body(cw, module_server_url):
     session = cw.create_session(title="errors")
     with pytest.raises(NotFound) as missing:
         cw.interaction(session.id, 999999)
@@ -130,7 +119,7 @@ def test_api_errors_carry_the_error_body(cw, sdk_server_url):
         cw.send(session.id, "user_input", "Another text under the same key", idempotency_key="flight-1")
     assert reused.value.detail["interaction_id"] == Interaction.objects.get(idempotency_key="flight-1").pk
 
-    with Client(sdk_server_url, "cw_not-a-real-token", project="sdk", retry=FAST) as stranger:
+    with Client(module_server_url, "cw_not-a-real-token", project="sdk", retry=FAST) as stranger:
         with pytest.raises(Unauthorized):
             stranger.sessions()
 
@@ -156,9 +145,9 @@ class LoseFirstAnswer(httpx.BaseTransport):
         return response
 
 
-def test_a_retry_after_a_lost_answer_reuses_the_key_and_is_stored_once(sdk_server_url, token):
+def test_a_retry_after_a_lost_answer_reuses_the_key_and_is_stored_once(module_server_url, token):
     transport = LoseFirstAnswer("/interactions/")
-    with Client(sdk_server_url, token, project="sdk", retry=FAST, transport=transport) as cw:
+    with Client(module_server_url, token, project="sdk", retry=FAST, transport=transport) as cw:
         session = cw.create_session(title="retries")
         accepted = cw.send(session.id, "user_input", "Please book the 10:40 train to Porto")
     assert len(transport.sent) == 2  # the lost send and its retry
@@ -167,8 +156,8 @@ def test_a_retry_after_a_lost_answer_reuses_the_key_and_is_stored_once(sdk_serve
     assert Interaction.objects.filter(session_id=session.id).count() == 1
 
 
-def test_starting_a_session_is_not_replayed_after_a_lost_answer(sdk_server_url, token):
-    with Client(sdk_server_url, token, project="sdk", retry=FAST, transport=LoseFirstAnswer("/sessions/")) as cw:
+def test_starting_a_session_is_not_replayed_after_a_lost_answer(module_server_url, token):
+    with Client(module_server_url, token, project="sdk", retry=FAST, transport=LoseFirstAnswer("/sessions/")) as cw:
         with pytest.raises(Unreachable):
             cw.create_session(title="maybe twice")
     assert AgentSession.objects.filter(title="maybe twice").count() == 1
