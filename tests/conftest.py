@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 from memory.engine.projects import project_create, session_create, token_issue
 from memory.models import AgentSession, Project
 
+from .mirror_support import falkordb_url  # noqa: F401
 from .openai_server import openai_server  # noqa: F401
 
 

@@ -248,7 +248,14 @@ MEMORY = {
     "EMBED_THREADS": env_int("CW_EMBED_THREADS", 0),
     "EMBED_PRECISION": env_str("CW_EMBED_PRECISION", "auto"),
 }
+# The optional graph mirror (memory/mirror/, docs/integrations.md): off unless one target is set.
 NEO4J_URI = env_str("NEO4J_URI")
+NEO4J_USER = env_str("NEO4J_USER", "neo4j")
+NEO4J_PASSWORD = env_str("NEO4J_PASSWORD")
+NEO4J_DATABASE = env_str("NEO4J_DATABASE", "neo4j")
+# FalkorDB speaks Cypher over the Redis protocol (redis://host:port); the graph is CW_MIRROR_GRAPH.
+MIRROR_FALKORDB_URL = env_str("CW_MIRROR_FALKORDB_URL")
+MIRROR_GRAPH = env_str("CW_MIRROR_GRAPH", "contextweaver")
 
 LOGGING = {
     "version": 1,

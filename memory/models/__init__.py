@@ -16,6 +16,7 @@ from .graph import (
 )
 from .layout import NodePosition, SessionLayout
 from .lookups import AnyOf  # noqa: F401 - registers the `any_of` lookup on every field
+from .mirror import MirrorCursor
 from .project import ApiToken, Membership, Project, Role, hash_token
 from .recall import RecallTrace
 from .session import AgentSession, Interaction, InteractionKind, InteractionStatus
@@ -26,6 +27,6 @@ MAX_ID = 2**63 - 1
 __all__ = [
     "MAX_ID", "AgentSession", "ApiToken", "Edge", "EdgeOrigin", "EdgeStatus", "EmbeddingSpace", "Entity",
     "EntityMention", "EntityType", "GraphChange", "Interaction", "InteractionKind",
-    "InteractionStatus", "Membership", "Memory", "MemoryEmbedding", "MemoryKind", "MemoryStatus",
+    "InteractionStatus", "Membership", "Memory", "MirrorCursor", "MemoryEmbedding", "MemoryKind", "MemoryStatus",
     "NodePosition", "Project", "RecallTrace", "Relation", "Role", "SessionLayout", "hash_token",
 ]
