@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 
 from memory.access import Access, NotAllowed
 from memory.errors import MemoryEngineError
+from memory.mirror.sync import mirror_status
 from memory.models import AgentSession, Role
 from memory.web.access import page_access
 from memory.web.labels import KINDS, choices
@@ -114,7 +115,7 @@ def project_settings(request, project_slug: str):
     context = {"project": access.project, "members": services.members(project=access.project),
                "tokens": services.tokens(project=access.project), "roles": services.ROLES, "message": message,
                "error": error, "shown_once": raw, "me": request.user.pk,
-               "engine_settings": _engine_rows(access.project)}
+               "engine_settings": _engine_rows(access.project), "mirror": mirror_status(access.project)}
     # Logged-in answers are Cache-Control: no-store (contextweaver_site/middleware.py): a new token stays in no cache.
     return render(request, "administration/settings.html", context, status=status)
 

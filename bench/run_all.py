@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results.json"
 REPORT = ROOT / "docs" / "benchmarks.md"
 # In this order: recall leaves a big index behind.
-SECTIONS = ("embedding", "ann", "accept", "ingest", "forget", "recall", "web")
+SECTIONS = ("embedding", "ann", "accept", "ingest", "forget", "recall", "web", "mirror")
 WEB_TARGET_S = 3.0
 RECALL_TARGET_MS = 25.0
 INGEST_TARGET_PER_S = 50.0
@@ -86,7 +86,16 @@ REPLAY_TARGET_S = 1.0
 
 
 def run_section(name: str, quick: bool) -> dict:
-    from . import accept_latency, embedding, forget_scale, hnsw_recall, ingest_throughput, recall_scale, web_interactive
+    from . import (
+        accept_latency,
+        embedding,
+        forget_scale,
+        hnsw_recall,
+        ingest_throughput,
+        mirror,
+        recall_scale,
+        web_interactive,
+    )
 
     if name == "embedding":
         return embedding.run()
@@ -98,6 +107,8 @@ def run_section(name: str, quick: bool) -> dict:
         return ingest_throughput.run(count=200 if quick else 1000, profile_count=50 if quick else 100)
     if name == "forget":
         return forget_scale.run(total=4000 if quick else 20_000, forget=2000 if quick else 10_000)
+    if name == "mirror":
+        return mirror.run(total=2000 if quick else 10_000, seconds=30 if quick else 120)
     if name == "web":
         return web_interactive.run(sizes=(1000, 5000) if quick else web_interactive.SIZES, repeats=3,
                                    events=20 if quick else 60)
@@ -165,15 +176,15 @@ def write_report(sections: dict, pg: str, pgvector: str, today: str) -> None:
         "",
         f"Measured {today} on {machine()}; {pg}, pgvector {pgvector} (embedded pgserver); commit "
         f"{commit.strip() or 'unknown'}{' with local changes' if dirty else ''}. Regenerate with `make bench` "
-        "(`python -m bench.run_all --quick` or `--only recall|ingest|forget|ann|embedding|accept|web` while "
+        "(`python -m bench.run_all --quick` or `--only recall|ingest|forget|ann|embedding|accept|web|mirror` while "
         "developing).",
         "",
     ]
     writers = {"embedding": _embedding, "ann": _ann, "accept": _accept, "ingest": _ingest, "recall": _recall,
-               "web": _web, "forget": _forget}
+               "web": _web, "forget": _forget, "mirror": _mirror}
     previous = REPORT.read_text() if REPORT.exists() else ""
     kept = _report_sections(previous)
-    for name in ("embedding", "ann", "accept", "recall", "ingest", "forget", "web"):
+    for name in ("embedding", "ann", "accept", "recall", "ingest", "forget", "web", "mirror"):
         if name in sections:
             lines += writers[name](sections[name]["data"], _note(sections[name], today))
         elif name in kept:
@@ -188,7 +199,7 @@ def write_report(sections: dict, pg: str, pgvector: str, today: str) -> None:
 
 HEADINGS = {"embedding": "## MiniLM embedding", "ann": "## HNSW recall", "accept": "## Accept-and-persist",
             "recall": "## Recall latency", "ingest": "## Ingest throughput", "forget": "## Hard forget",
-            "web": "## The session page"}
+            "web": "## The session page", "mirror": "## Graph mirror"}
 
 
 def _report_sections(text: str) -> dict[str, list[str]]:
@@ -291,6 +302,28 @@ def _accept(acc: dict, note: str) -> list[str]:
         f"- p50 **{acc['p50_ms']} ms**, p95 **{acc['p95_ms']} ms**, p99 {acc['p99_ms']} ms "
         "(one interaction per request, token auth, row + change log + queued job in one transaction,",
         "committed with fsync; one uvicorn process; the client waits for each answer before the next request)",
+        "",
+    ]
+
+
+def _mirror(run: dict, note: str) -> list[str]:
+    resync, slow, fast = run["resync"], run["lag_demo_pace"], run["lag_fast_agent"]
+    return [
+        f"## Graph mirror: a rebuild of {resync.get('built', resync['memories']):,} memories, and the lag behind a "
+        f"live agent{note}", "",
+        *para(f"Into {run['target']}, from `bench/mirror.py`. The rebuild is `mirror_resync` (what",
+              "`graph_mirror_resync` runs) of a project built like the recall one; the lag is sampled every 0.25 s",
+              "while the demo's own processes run (uvicorn in queue mode, a queue worker, `simulate_agent --live",
+              "--language both`) and `mirror_follow` (what `graph_mirror` runs) polls every 0.5 s when idle."),
+        f"- rebuild: **{resync['resync_s']} s** for {resync['memories']:,} memories (the forgotten ones of "
+        f"{resync.get('built', resync['memories']):,} are not mirrored), {resync['live_edges']:,} live "
+        f"edges of {resync['edges']:,} and {resync['mentions']:,} mentions ({resync['resync_over_full_graph_s']} s "
+        f"again over the full graph, the wipe included); mirrored: {resync['mirrored_memories']:,} memories, "
+        f"{resync['mirrored_edges']:,} edges",
+        *(f"- lag, agent every {lag['agent_interval_s']:g} s for {lag['seconds']:g} s ({lag['changes']:,} changes): "
+          f"changes behind p50 {lag['behind_p50']}, p95 {lag['behind_p95']}, max {lag['behind_max']}; oldest "
+          f"unmirrored change p50 {lag['age_p50_s']} s, p95 {lag['age_p95_s']} s, max {lag['age_max_s']} s"
+          for lag in (slow, fast)),
         "",
     ]
 

@@ -6,10 +6,14 @@ from django.urls import include, path, reverse_lazy
 from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from . import monitoring
 from .favicon import favicon
 
 urlpatterns = [
     path("favicon.ico", favicon, name="favicon"),
+    path("healthz", monitoring.healthz, name="healthz"),
+    path("readyz", monitoring.readyz, name="readyz"),
+    path("metrics", monitoring.metrics, name="metrics"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     # A new account's one-time link (administration.services.account_create): choose a password, then log in.

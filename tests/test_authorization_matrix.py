@@ -69,6 +69,11 @@ class Row(NamedTuple):
 MATRIX: dict[tuple[str, str], Row] = {
     # Django auth, i18n, the site icon: public.
     ("favicon.ico", "GET"): Row((200, 200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    # Liveness says nothing but "alive"; readiness and metrics describe the deployment: the monitoring token
+    # (tests/test_monitoring.py) or a superuser. Project tokens are agents' keys, not accepted there.
+    ("healthz", "GET"): Row((200, 200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("readyz", "GET"): Row((401, 401, 401, 401, 401, 403, 403, 403, 403, 200)),
+    ("metrics", "GET"): Row((401, 401, 401, 401, 401, 403, 403, 403, 403, 200)),
     ("login/", "GET"): Row((200, 200, 200, 200, 200, 200, 200, 200, 200, 200)),
     # A new account's one-time link is public by nature (its token is the key); a made-up one says it no longer works.
     ("welcome/<uidb64>/<token>/", "GET"): Row((200, 200, 200, 200, 200, 200, 200, 200, 200, 200)),

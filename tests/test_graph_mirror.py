@@ -15,9 +15,19 @@ from memory.engine.ingest import InteractionInput, interactions_accept
 from memory.engine.maintenance.forget import ForgetFilter, forget_run
 from memory.engine.pipeline import interaction_process
 from memory.engine.projects import project_create, session_create
-from memory.mirror.sync import mirror_catch_up, mirror_lag, mirror_resync, mirror_step
+from memory.mirror.sync import mirror_catch_up, mirror_lag, mirror_lag_total, mirror_resync, mirror_step
 from memory.mirror.targets import FalkorTarget, GraphTarget, Neo4jTarget
-from memory.models import Edge, EdgeStatus, GraphChange, Memory, MemoryStatus, MirrorCursor, Relation
+from memory.models import (
+    Edge,
+    EdgeStatus,
+    GraphChange,
+    Membership,
+    Memory,
+    MemoryStatus,
+    MirrorCursor,
+    Relation,
+    Role,
+)
 from memory.visibility import SENSITIVE_MASK
 
 from .mirror_support import fresh_falkor, graph_state
@@ -167,3 +177,26 @@ def test_the_commands_follow_and_rebuild(trip, falkordb_url, capsys):
     with override_settings(MIRROR_FALKORDB_URL=falkordb_url, NEO4J_URI="bolt://127.0.0.1:1"), \
             pytest.raises(CommandError, match="not both"):
         call_command("graph_mirror_resync")
+
+
+def test_the_settings_page_shows_the_mirrors_lag(trip, falkordb_url, client, django_user_model):
+    project, _ = trip
+    admin = django_user_model.objects.create_user("mirror-admin", password="a long test password")
+    Membership.objects.create(project=project, user=admin, role=Role.ADMIN)
+    client.force_login(admin)
+    url = f"/p/{project.slug}/settings/"
+    with override_settings(MIRROR_FALKORDB_URL="", NEO4J_URI=""):
+        assert "Off. With NEO4J_URI" in client.get(url).content.decode()
+    graph = f"cw_page_{project.pk}"
+    with override_settings(MIRROR_FALKORDB_URL=falkordb_url, MIRROR_GRAPH=graph, NEO4J_URI=""):
+        assert "not mirrored yet" in client.get(url).content.decode()
+        assert mirror_lag_total() == GraphChange.objects.count()
+        target = FalkorTarget(falkordb_url, graph)
+        mirror_step(target, project, limit=5)
+        behind = GraphChange.objects.filter(project=project).count() - 5
+        page = client.get(url).content.decode()
+        assert f"{behind} changes behind" in page and MirrorCursor.objects.count() == 1
+        assert mirror_lag_total() == behind
+        mirror_catch_up(target)
+        assert "0 changes behind" in client.get(url).content.decode()
+        target.close()

@@ -248,6 +248,9 @@ MEMORY = {
     "EMBED_THREADS": env_int("CW_EMBED_THREADS", 0),
     "EMBED_PRECISION": env_str("CW_EMBED_PRECISION", "auto"),
 }
+# /readyz and /metrics (contextweaver_site/monitoring.py): a bearer token for probes and Prometheus.
+MONITORING_TOKEN = env_str("CW_MONITORING_TOKEN")
+
 # The optional graph mirror (memory/mirror/, docs/integrations.md): off unless one target is set.
 NEO4J_URI = env_str("NEO4J_URI")
 NEO4J_USER = env_str("NEO4J_USER", "neo4j")

@@ -16,6 +16,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from .. import metrics
 from ..conf import memory_settings
 from ..errors import IdempotencyConflict, ValidationFailed
 from ..models import AgentSession, Interaction, InteractionKind
@@ -90,6 +91,7 @@ def interactions_accept(*, session: AgentSession, items: list[InteractionInput],
         new_ids = [a.interaction.pk for a in accepted if a.created]
         if new_ids:
             _schedule_processing(session.pk, new_ids)
+            transaction.on_commit(lambda: metrics.interactions_accepted.inc(len(new_ids)))
     return accepted
 
 

@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from itertools import islice
 from typing import Any, TypeVar
 
@@ -36,7 +37,7 @@ from ..models import (
 )
 from ..visibility import edge_rationale, mask_memory_snapshot
 from . import cypher
-from .targets import GraphTarget
+from .targets import GraphTarget, configured_name
 
 logger = logging.getLogger(__name__)
 
@@ -220,10 +221,15 @@ def mirror_catch_up(target: GraphTarget, *, limit: int = CHANGES_PER_STEP) -> in
 
 
 def projects_behind(target: GraphTarget) -> list[Project]:
-    """Projects with changes after their cursor for this target (one query)."""
+    return _projects_behind(target.name)
+
+
+def _projects_behind(target_name: str) -> list[Project]:
+    """Projects with changes after their cursor for this target (two queries: each project's latest
+    change id through the (project, id) index, and the cursors)."""
     latest = GraphChange.objects.filter(project=OuterRef("pk")).order_by("-id").values("id")[:1]
     rows = Project.objects.annotate(latest=latest).values_list("id", "latest")
-    cursors = dict(MirrorCursor.objects.filter(target=target.name).values_list("project_id", "last_change_id"))
+    cursors = dict(MirrorCursor.objects.filter(target=target_name).values_list("project_id", "last_change_id"))
     behind = [pid for pid, latest_id in rows if latest_id and latest_id > cursors.get(pid, 0)]
     return list(Project.objects.filter(pk__in=behind).order_by("pk"))
 
@@ -255,6 +261,39 @@ def mirror_lag(project: Project, target_name: str | None = None) -> int | None:
     if cursor is None or (target_name is not None and cursor.target != target_name):
         return None
     return GraphChange.objects.filter(project=project, id__gt=cursor.last_change_id).count()
+
+
+@dataclass(frozen=True)
+class MirrorStatus:
+    """What the settings page and /readyz say of a project's mirror (reads only)."""
+
+    target: str | None  # None: the mirror is off
+    lag: int | None  # changes not yet mirrored; None: never mirrored into this target
+    last_change_id: int = 0
+    updated_at: datetime | None = None
+    resynced_at: datetime | None = None
+
+
+def mirror_status(project: Project) -> MirrorStatus:
+    name = configured_name()
+    if name is None:
+        return MirrorStatus(target=None, lag=None)
+    cursor = MirrorCursor.objects.filter(project=project, target=name).first()
+    if cursor is None:
+        return MirrorStatus(target=name, lag=None)
+    return MirrorStatus(target=name, lag=mirror_lag(project, name), last_change_id=cursor.last_change_id,
+                        updated_at=cursor.updated_at, resynced_at=cursor.resynced_at)
+
+
+def mirror_lag_total() -> int | None:
+    """Changes of all projects not yet mirrored into the configured target (projects never mirrored count
+    with all their changes); None when the mirror is off."""
+    name = configured_name()
+    if name is None:
+        return None
+    cursors = dict(MirrorCursor.objects.filter(target=name).values_list("project_id", "last_change_id"))
+    return sum(GraphChange.objects.filter(project=project, id__gt=cursors.get(project.pk, 0)).count()
+               for project in _projects_behind(name))
 
 
 # --- rebuilding ---------------------------------------------------------------------------------------

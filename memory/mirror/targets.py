@@ -9,6 +9,7 @@ dependencies, imported only when their target is configured.
 from __future__ import annotations
 
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -32,7 +33,7 @@ class FalkorTarget:
             from falkordb import FalkorDB
         except ImportError as exc:  # pragma: no cover - the dev extras install it
             raise ImproperlyConfigured("CW_MIRROR_FALKORDB_URL is set: pip install falkordb") from exc
-        self.name = f"falkordb {url.split('@')[-1]}/{graph}"
+        self.name = falkor_name(url, graph)
         self._db = FalkorDB.from_url(url)
         self._graph = self._db.select_graph(graph)
 
@@ -56,7 +57,7 @@ class Neo4jTarget:
             import neo4j
         except ImportError as exc:  # pragma: no cover - `pip install contextweaver[neo4j]`
             raise ImproperlyConfigured("NEO4J_URI is set: pip install 'contextweaver[neo4j]'") from exc
-        self.name = f"neo4j {uri}/{database}"
+        self.name = neo4j_name(uri, database)
         self._database = database
         self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password) if password else None)
 
@@ -72,8 +73,26 @@ class Neo4jTarget:
         self._driver.close()
 
 
-def mirror_configured() -> bool:
-    return bool(settings.NEO4J_URI or settings.MIRROR_FALKORDB_URL)
+def _without_credentials(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname}{f':{parts.port}' if parts.port else ''}"
+
+
+def falkor_name(url: str, graph: str) -> str:
+    return f"falkordb {_without_credentials(url)}/{graph}"  # shown on pages: never a password
+
+
+def neo4j_name(uri: str, database: str) -> str:
+    return f"neo4j {_without_credentials(uri)}/{database}"
+
+
+def configured_name() -> str | None:
+    """The name of the configured target (as its cursors store it), without connecting; None when off."""
+    if settings.NEO4J_URI:
+        return neo4j_name(settings.NEO4J_URI, settings.NEO4J_DATABASE)
+    if settings.MIRROR_FALKORDB_URL:
+        return falkor_name(settings.MIRROR_FALKORDB_URL, settings.MIRROR_GRAPH)
+    return None
 
 
 def target_from_settings() -> GraphTarget:

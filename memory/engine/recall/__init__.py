@@ -16,6 +16,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from ... import metrics
 from ...models import AgentSession, Edge, GraphChange, Interaction, Memory, Project, RecallTrace
 from ...providers import get_embedder
 from ..changelog import change_record
@@ -113,6 +114,7 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
         if query.counts_as_access:
             Memory.objects.filter(pk__in=list(memories)).update(
                 access_count=F("access_count") + 1, last_accessed_at=timezone.now())
+    metrics.recall_seconds.labels(query.preset).observe(time.perf_counter() - clock.start)
     return RecallResult(trace=trace, items=items, edges=edges, context=trace.context, narrative=narrative)
 
 
