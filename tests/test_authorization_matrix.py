@@ -110,6 +110,9 @@ MATRIX: dict[tuple[str, str], Row] = {
         Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
     ("api/projects/<slug:project_slug>/recall/", "POST"): Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200),
                                                               body={"query": "passport budget hotel"}),
+    # An agent (or a curator) forgets one memory softly; deleting for good stays an admin's (maintenance/forget).
+    ("api/projects/<slug:project_slug>/memories/<int:memory_id>/forget/", "POST"):
+        Row((401, 401, 401, 403, 200, 403, 200, 200, 403, 200)),
     # Stored recalls: every member and the token read them (masked by the visibility rule). <recall_id> touched
     # the sensitive memory, so its query is hidden from the token and viewers, who therefore may not re-run it.
     ("api/projects/<slug:project_slug>/recalls/", "GET"): Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),

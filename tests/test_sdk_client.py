@@ -76,9 +76,17 @@ def test_a_session_lives_through_both_clients(cw, module_server_url, token):
     assert "shellfish" in answer.context
 
     graph = cw.graph(session.id)
-    assert graph.session.id == session.id and len(graph.memories) == graph.total_memories == 3
+    assert graph.session.id == session.id and len(graph.memories) == graph.total_memories == 3  # before the forget
     assert {m.id for m in graph.memories} == {*one.memory_ids, *batch[0].memory_ids, *batch[1].memory_ids}
     assert all(e.source_id in {m.id for m in graph.memories} for e in graph.edges)
+
+    shellfish = next(r.memory.id for r in answer.memories if "shellfish" in r.memory.content)
+    assert cw.forget_memory(shellfish).already is False
+    assert cw.forget_memory(shellfish).already is True  # repeating it changes nothing
+    again = cw.recall("what food must be avoided?", session_id=session.id, k=3, preset="hybrid")
+    assert shellfish not in [r.memory.id for r in again.memories]
+    with pytest.raises(NotFound):
+        cw.forget_memory(999999)
 
     first = cw.changes(session.id, limit=2)
     assert len(first.changes) == 2 and first.has_more

@@ -375,3 +375,9 @@ class RecallOutput(serializers.Serializer):
     context = serializers.CharField(help_text="The recalled memories told in dependency order, links named.")
     narrative = serializers.CharField(help_text="With params.narrate and an LLM configured: the LLM's account of "
                                                 "the context (never given sensitive memories); otherwise empty.")
+
+
+class MemoryForgottenOutput(serializers.Serializer):
+    memory_id = serializers.IntegerField()
+    status = serializers.CharField(help_text="Always `forgotten`.")
+    already = serializers.BooleanField(help_text="True when it had been forgotten before this request.")

@@ -15,6 +15,8 @@ urlpatterns = [
     path("projects/<slug:project_slug>/sessions/<int:session_id>/changes/", views.SessionChangesApi.as_view(),
          name="api-changes"),
     path("projects/<slug:project_slug>/recall/", views.RecallApi.as_view(), name="api-recall"),
+    path("projects/<slug:project_slug>/memories/<int:memory_id>/forget/", views.MemoryForgetApi.as_view(),
+         name="api-memory-forget"),
 ]
 
 # Stored recalls read back (memory/api/recalls.py): replay, compare, re-run.

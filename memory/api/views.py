@@ -10,11 +10,12 @@ from rest_framework.views import APIView
 
 from ..access import Access
 from ..engine.ingest import InteractionInput, interactions_accept
+from ..engine.maintenance.forget import memory_forget
 from ..engine.pipeline import interaction_process_safely, interaction_promote
 from ..engine.projects import session_create
 from ..engine.recall import RecallQuery, memory_recall
 from ..engine.recall.config import recall_defaults
-from ..models import Interaction, Role
+from ..models import Interaction, MemoryStatus, Role
 from ..selectors import change_list, interaction_list, session_graph, session_list, session_with_counts
 from ..visibility import changes_for_viewer, sensitive_interaction_ids, sensitive_memory_ids
 from . import serializers as s
@@ -216,3 +217,15 @@ class RecallApi(APIView):
         result = memory_recall(project=project, query=query, actor=actor_of(request))
         return Response(s.RecallOutput(result, context={"show_sensitive": query.include_sensitive}).data)
 
+
+
+class MemoryForgetApi(APIView):
+    @extend_schema(request=None, summary="Forget one memory (soft: no longer recalled or shown)",
+                   description="For agents and curators. The memory stays in the database, out of recall, pages "
+                               "and the graph mirror, until an admin deletes it for good (maintenance/forget, "
+                               "mode hard). Forgetting one that is already forgotten changes nothing.",
+                   responses={200: s.MemoryForgottenOutput, 404: OpenApiResponse(description="Unknown memory")})
+    def post(self, request, project_slug: str, memory_id: int):
+        project = project_for(request, project_slug, min_role=Role.CURATOR)
+        forgotten = memory_forget(project=project, actor=actor_of(request), memory_id=memory_id)
+        return Response({"memory_id": memory_id, "status": MemoryStatus.FORGOTTEN, "already": not forgotten})

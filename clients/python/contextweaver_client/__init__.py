@@ -25,6 +25,7 @@ from .models import (
     ChangePage,
     Edge,
     Entity,
+    Forgotten,
     Graph,
     Interaction,
     InteractionPage,
@@ -37,7 +38,7 @@ from .models import (
 
 __all__ = [
     "PRESETS", "Accepted", "ApiError", "AsyncClient", "BadRequest", "Change", "ChangePage", "Client", "Conflict",
-    "ContextWeaverError", "Edge", "Entity", "Forbidden", "Graph", "Interaction", "InteractionPage", "Memory",
-    "NewInteraction", "NotFound", "RateLimited", "Recall", "Recalled", "Retry", "ServerError", "Session",
+    "ContextWeaverError", "Edge", "Entity", "Forbidden", "Forgotten", "Graph", "Interaction", "InteractionPage",
+    "Memory", "NewInteraction", "NotFound", "RateLimited", "Recall", "Recalled", "Retry", "ServerError", "Session",
     "TooLarge", "Unauthorized", "Unreachable",
 ]

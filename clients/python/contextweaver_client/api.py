@@ -20,6 +20,7 @@ from .models import (
     JSON,
     Accepted,
     ChangePage,
+    Forgotten,
     Graph,
     Interaction,
     InteractionPage,
@@ -141,6 +142,12 @@ class Api:
         """One interaction with its processing status (pending, kept, filtered, failed)."""
         return (yield Call("GET", self._path("sessions", session_id, "interactions", interaction_id),
                            parse=_one(Interaction)))
+
+    @operation
+    def forget_memory(self, memory_id: int) -> Plan[Forgotten]:
+        """Forget one memory softly: out of recall, pages and the mirror (an admin may delete it for good).
+        Safe to repeat."""
+        return (yield Call("POST", self._path("memories", memory_id, "forget"), parse=_one(Forgotten)))
 
     # Recall, graph and change log ---------------------------------------------------------------------
 

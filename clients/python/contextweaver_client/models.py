@@ -211,6 +211,15 @@ class Recall(Result):
 
 
 @dataclass(frozen=True)
+class Forgotten(Result):
+    """A soft forget: the memory is no longer recalled or shown; `already` when it had been forgotten before."""
+
+    memory_id: int
+    status: str
+    already: bool = False
+
+
+@dataclass(frozen=True)
 class NewInteraction:
     """One interaction to send in a batch (`kind`: user_input, assistant_output, agent_thought, tool_call,
     tool_result, observation or system)."""

@@ -35,7 +35,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from ...errors import ValidationFailed
+from ...errors import NotFoundError, ValidationFailed
 from ...models import (
     AgentSession,
     Edge,
@@ -180,6 +180,18 @@ def forget_run(*, project: Project, actor: str, selection: ForgetFilter, mode: s
                 _Hard(project, actor, report, progress, embed=not dry_run).run(ids)
         audit_record(project, actor, report, {"mode": mode, "filter": selection.audit_json()})
     return report
+
+
+def memory_forget(*, project: Project, actor: str, memory_id: int) -> bool:
+    """An agent's forget of one memory: soft (hidden from recall, pages and the mirror, the row kept until an
+    admin deletes it for good). True when it was forgotten now, False when it already was."""
+    status = Memory.objects.filter(project=project, pk=memory_id).values_list("status", flat=True).first()
+    if status is None:
+        raise NotFoundError(f"No memory {memory_id} in project {project.slug!r}.")
+    if status == MemoryStatus.FORGOTTEN:
+        return False
+    forget_run(project=project, actor=actor, selection=ForgetFilter(memory_ids=(memory_id,)), mode="soft")
+    return True
 
 
 def _soft(project: Project, actor: str, ids: list[int], report: JobReport, progress: Progress) -> None:
