@@ -10,12 +10,13 @@ import subprocess
 import sys
 from contextlib import ExitStack
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from contextweaver_site.serve import running_server
 
-from ..test_live_support import redis_url  # noqa: F401 - a private redis-server for this module
+from ..test_live_support import READY_LINE, redis_url  # noqa: F401 - a private redis-server for this module
 from .conftest import (
     ARTIFACTS,
     ROOT,
@@ -37,7 +38,7 @@ def cluster(site, redis_url, django_db_blocker):  # noqa: F811
 
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "contextweaver_site.settings.test",
            "CW_DB_NAME": _test_database(connection), "DEBUG": "false", "CW_DB_POOL_SIZE": "5",
-           "REDIS_URL": redis_url, "CW_TEST_INGEST_MODE": "queue", "LOG_LEVEL": "WARNING"}
+           "REDIS_URL": redis_url, "CW_TEST_INGEST_MODE": "queue", "LOG_LEVEL": "INFO"}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     env.pop("CW_LIVE_TRANSPORT", None)  # with REDIS_URL: the channel layer, every process publishes into Redis
     project = other_project(site, django_db_blocker, "cluster", "Several servers")
@@ -48,11 +49,11 @@ def cluster(site, redis_url, django_db_blocker):  # noqa: F811
         worker = subprocess.Popen([sys.executable, "manage.py", "procrastinate", "worker", "--queues", "ingest"],
                                   cwd=ROOT, env=env, stdout=logs[2], stderr=subprocess.STDOUT)
         stack.callback(lambda: (worker.terminate(), worker.wait(timeout=30)))
-        yield replace(project, url=first), replace(project, url=second)
+        yield replace(project, url=first), replace(project, url=second), logs[0].name
 
 
 def test_a_page_on_one_server_shows_what_another_server_took_and_a_worker_processed(page, cluster):
-    one, two = cluster
+    one, two, first_log = cluster
     session_id = new_session(two, "Two servers, one worker")
     login(page, one, one.member)
     open_session(page, one, session_id)
@@ -66,3 +67,6 @@ def test_a_page_on_one_server_shows_what_another_server_took_and_a_worker_proces
     assert processed["status"] == "kept" and processed["memory_ids"]
     assert page.evaluate("cw.cy.nodes().map(n => n.data('mid'))") == processed["memory_ids"]
     screenshot(page, "several-servers-live")
+    # With LOG_LEVEL=INFO the PostgreSQL bridge logs READY_LINE when it starts (tests/test_live_websocket.py
+    # waits for it): it never started, so Redis carried the worker's change to this server.
+    assert READY_LINE not in Path(first_log).read_text()
