@@ -48,10 +48,13 @@ def post(target, body: bytes, *, token: str | None = "own", chunked: bool = Fals
         for name, value in {**headers, "Transfer-Encoding": "chunked"}.items():
             conn.putheader(name, value)
         conn.endheaders()
-        for start in range(0, len(body), 65536):
-            piece = body[start:start + 65536]
-            conn.send(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
-        conn.send(b"0\r\n\r\n")
+        try:
+            for start in range(0, len(body), 65536):
+                piece = body[start:start + 65536]
+                conn.send(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+            conn.send(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server answered early and closed its side (as the refusals do): read that answer
     else:
         conn.request("POST", target["path"], body=body, headers=headers)
     response = conn.getresponse()
