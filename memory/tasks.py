@@ -8,6 +8,8 @@ from procrastinate import RetryStrategy
 from procrastinate.contrib.django import app
 from procrastinate.exceptions import AlreadyEnqueued
 
+from contextweaver_site.request_id import bound as bound_request_id
+
 from .engine.pipeline import interaction_mark_failed, interaction_process_with_followers
 from .errors import ProcessingFailed
 from .models import AgentSession, Interaction
@@ -25,10 +27,15 @@ def session_lock(session_id: int) -> str:
 
 
 @app.task(queue=INGEST_QUEUE, retry=RetryStrategy(max_attempts=5, exponential_wait=2), pass_context=False)
-def process_interaction(interaction_id: int) -> None:
+def process_interaction(interaction_id: int, request_id: str = "") -> None:
     """Process one interaction (with the pending ones after it, in one batch); a failure is written on
     the interaction, then retried with back-off. A job whose interaction no longer exists (forgotten
-    with its project) has nothing to do."""
+    with its project) has nothing to do. `request_id`: the HTTP request's that queued it, for the logs."""
+    with bound_request_id(request_id):
+        _process(interaction_id)
+
+
+def _process(interaction_id: int) -> None:
     try:
         interaction_process_with_followers(interaction_id=interaction_id, followers=FOLLOWERS)
     except Interaction.DoesNotExist:

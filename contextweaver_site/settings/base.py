@@ -40,6 +40,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "contextweaver_site.request_id.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "contextweaver_site.middleware.RejectNulQueryMiddleware",
@@ -263,7 +264,12 @@ MIRROR_GRAPH = env_str("CW_MIRROR_GRAPH", "contextweaver")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # CW_LOG_FORMAT=json: one JSON object a line with the request id (contextweaver_site/request_id.py).
+    "filters": {"request_id": {"()": "contextweaver_site.request_id.RequestIdFilter"}},
+    "formatters": {"text": {"format": "%(message)s"},
+                   "json": {"()": "contextweaver_site.request_id.JsonFormatter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["request_id"],
+                             "formatter": "json" if env_str("CW_LOG_FORMAT", "text").lower() == "json" else "text"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"procrastinate": {"level": env_str("PROCRASTINATE_LOG_LEVEL", "WARNING")},
                 # django-axes logs every login at INFO; lockouts are WARNING.

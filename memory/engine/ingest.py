@@ -16,6 +16,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from contextweaver_site.request_id import current as current_request_id
+
 from .. import metrics
 from ..conf import memory_settings
 from ..errors import IdempotencyConflict, ValidationFailed
@@ -151,8 +153,9 @@ def _schedule_processing(session_id: int, interaction_ids: list[int]) -> None:
         # One lock per session: several workers run sessions in parallel, a session's jobs in order
         # (each memory links to the one before it, so two of one session must not interleave).
         job = process_interaction.configure(lock=session_lock(session_id))
+        request_id = current_request_id()  # the worker logs under the id of the request that brought it
         for interaction_id in interaction_ids:
-            job.defer(interaction_id=interaction_id)
+            job.defer(interaction_id=interaction_id, request_id=request_id)
     else:
         from .pipeline import interactions_process_batch
 
