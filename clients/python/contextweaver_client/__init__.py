@@ -1,10 +1,25 @@
 """ContextWeaver's Python client: `Client` (blocking) and `AsyncClient` (asyncio), the same operations.
 
+A person logs in (`login=Login(...)`) for the curation operations (curation.py), which tokens may not do.
 Results are typed dataclasses (models.py); API errors are exceptions carrying the error body (errors.py).
 """
 
 from .api import PRESETS
 from .client import AsyncClient, Client
+from .curation_models import (
+    ActPage,
+    CuratedEntity,
+    CurationAct,
+    EdgeAct,
+    EdgeBulk,
+    EntityAct,
+    EntityPage,
+    MemoryAct,
+    Repeat,
+    ReviewEdge,
+    ReviewPage,
+    Undone,
+)
 from .errors import (
     ApiError,
     BadRequest,
@@ -35,8 +50,11 @@ from .models import (
     Recalled,
     Session,
 )
+from .people import Login
 
 __all__ = [
+    "ActPage", "CuratedEntity", "CurationAct", "EdgeAct", "EdgeBulk", "EntityAct", "EntityPage", "Login", "MemoryAct",
+    "Repeat", "ReviewEdge", "ReviewPage", "Undone",
     "PRESETS", "Accepted", "ApiError", "AsyncClient", "BadRequest", "Change", "ChangePage", "Client", "Conflict",
     "ContextWeaverError", "Edge", "Entity", "Forbidden", "Forgotten", "Graph", "Interaction", "InteractionPage",
     "Memory", "NewInteraction", "NotFound", "RateLimited", "Recall", "Recalled", "Retry", "ServerError", "Session",

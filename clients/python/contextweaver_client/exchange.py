@@ -43,6 +43,7 @@ class Call(Generic[T]):
     json: Any = None
     headers: Mapping[str, str] = field(default_factory=dict)
     replayable: bool = True
+    form: Mapping[str, str] | None = None  # a form body instead of JSON (the login page's)
 
 
 @dataclass(frozen=True)
