@@ -17,10 +17,12 @@ from tqdm import tqdm
 
 from contextweaver_site.serve import uvicorn_command
 from memory.demo.bootstrap import DemoLogin, demo_logins, demo_project, demo_token, missing_scenarios, scenario_load
+from memory.mirror.targets import configured_name
 
 
 class Command(BaseCommand):
-    help = "Run the demo: database, demo data, web server, queue worker and a simulated agent."
+    help = ("Run the demo: database, demo data, web server, queue worker, a simulated agent, and the graph mirror "
+            "when NEO4J_URI or CW_MIRROR_FALKORDB_URL is set.")
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1")
@@ -69,6 +71,8 @@ class Command(BaseCommand):
             "web": uvicorn_command(host=host, port=port),
             "worker": [*manage, "procrastinate", "worker", "--queues", "ingest,maintenance"],
         }
+        if configured_name():  # NEO4J_URI or CW_MIRROR_FALKORDB_URL set: keep the graph mirror following too
+            commands["mirror"] = [*manage, "graph_mirror"]
         if not no_agent:
             commands["agent"] = [*manage, "simulate_agent", "--base-url", f"http://{host}:{port}",
                                  "--token-file", str(token_file), "--project", slug, "--live", "--language", "both",
