@@ -46,7 +46,7 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml constraints.txt scripts/s
 	$(PY) -m pip install --quiet -c constraints.txt "torch==2.13.0"
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"
 	# The Python client (its own package, no Django), for its tests and docs/integrations.md.
-	$(PY) -m pip install --quiet -c constraints.txt -e "clients/python[mcp]"
+	$(PY) -m pip install --quiet -c constraints.txt -e "clients/python[mcp,langgraph]"
 	touch $@
 
 db: setup
