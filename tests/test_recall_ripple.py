@@ -54,9 +54,10 @@ def test_ripple_reaches_what_the_query_never_mentions(project, chain):
     dates, request, sold_out, unrelated = chain
     query = "why did the hotel say sold out"
     vector = memory_recall(project=project, query=RecallQuery(query, k=2, preset="vector"), actor="t")
-    # One seed only, so whatever else comes back came along the graph.
-    ripple = memory_recall(project=project, query=RecallQuery(query, k=3, preset="ripple", params={"seed_count": 1}),
-                           actor="t")
+    # One seed only, and the full-text matches alone (the vector ranking offers every memory as a weak match,
+    # which fills k too): whatever else comes back came along the graph.
+    ripple = memory_recall(project=project, actor="t", query=RecallQuery(
+        query, k=3, preset="ripple", params={"seed_count": 1, "use_vector": False, "use_dimensions": False}))
     ripple_ids = [i.memory.pk for i in ripple.items]
     assert dates.pk in ripple_ids and sold_out.pk in ripple_ids and unrelated.pk not in ripple_ids
     assert dates.pk not in [i.memory.pk for i in vector.items]
@@ -186,6 +187,35 @@ def test_hybrid_honours_k_beyond_the_seed_count(project, agent_session):
     result = memory_recall(project=project, query=RecallQuery("hotel room near the Bund", k=12, preset="hybrid"),
                            actor="t")
     assert len(result.items) == 12, "k is honoured even though seed_count is 8"
+
+
+def test_ripple_fills_k_with_search_matches_too_and_a_weak_match_keeps_a_stronger_arrival(project, agent_session):
+    """Past the spreading seeds, the next search matches compete with arrivals instead of being left out."""
+    texts = [f"Hotel option {n}: a room near the Bund for {300 + n * 10} RMB a night" for n in range(14)]
+    memories = _ingest(agent_session, [*texts, "The client signs off every booking in writing"])
+    sign_off = memories[-1]
+    assert sign_off.content.startswith("The client signs off")
+    Edge.objects.filter(session=agent_session).delete()
+    # A sharp fusion and activation alone in the score, so the numbers below are far apart.
+    params = {"rrf_k": 1, "weight_freshness": 0.0, "weight_importance": 0.0}
+
+    def recall(preset: str):
+        return memory_recall(project=project, actor="t", query=RecallQuery("hotel room near the Bund", k=12,
+                                                                           preset=preset, params=params))
+
+    hybrid = recall("hybrid")
+    top_match, weak_match = hybrid.items[0].memory, hybrid.items[10].memory  # the 11th: well past the 8 seeds
+    _link(top_match, weak_match, Relation.CAUSAL, status=EdgeStatus.APPROVED)
+    _link(top_match, sign_off, Relation.CAUSAL, status=EdgeStatus.APPROVED)
+    ripple = recall("ripple")
+    ranked = [i.memory.pk for i in ripple.items]
+    assert len(ranked) == 12, "k is honoured with search matches, not only with what links reach"
+    assert sign_off.pk in ranked[:4], "what only links reach competes, and a strong arrival wins"
+    assert len({i.memory.pk for i in hybrid.items} & set(ranked)) == 11, "the other search matches are kept"
+    weak = next(i for i in ripple.items if i.memory.pk == weak_match.pk)
+    matched = next(i for i in hybrid.items if i.memory.pk == weak_match.pk)
+    assert weak.components["activation"] > 1.5 * matched.components["activation"], "the stronger arrival counts"
+    assert ranked.index(weak_match.pk) < 4 and weak.path[-1]["to"] == weak_match.pk  # ... and says how it came
 
 
 def test_a_memory_reached_by_links_never_outranks_what_led_to_it(project, agent_session):

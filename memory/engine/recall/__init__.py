@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,7 +108,7 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
     if config.narrate:
         narrative = narrate(query.text, ordered, edges)
         clock.lap("narrate")
-    items = _items(ranked, memories, seeds, arrivals)
+    items = _items(ranked, memories, seeds, arrivals, activation)
     with transaction.atomic():
         trace = _trace_store(project, query, config, seeds, arrivals, items, lines, clock.done(), actor,
                              narrative)
@@ -151,8 +152,9 @@ def _seeds(scope: Scope, text: str, config: RecallConfig, clock: _Clock,
         order["vector"] = exact["vector"]
         columns.update(more)
     clock.lap("seeds")
-    # Without hops the seeds are the answer, so there are at least k of them; with hops, arrivals fill the rest.
-    return fuse(order, config, 0 if config.max_hops else k, weights), columns
+    # k search matches at least: without hops they are the answer; with hops the first seed_count spread and
+    # the rest compete with what arrives along the links (ripple.spread).
+    return fuse(order, config, k, weights), columns
 
 
 def _load_with_provenance(memory_ids: list[int]) -> dict[int, Memory]:
@@ -190,9 +192,11 @@ def _provenance_readers() -> tuple[RowReader, RowReader]:
     return memories, RowReader.for_columns(Interaction, start=memories.stop)
 
 
-def _items(ranked: list[Ranked], memories: dict[int, Memory], seeds: list[Seed],
-           arrivals: list[Arrival]) -> list[RecalledMemory]:
+def _items(ranked: list[Ranked], memories: dict[int, Memory], seeds: list[Seed], arrivals: list[Arrival],
+           activation: dict[int, float]) -> list[RecalledMemory]:
     seed_ranks = {s.memory_id: s.ranks for s in seeds}
+    # A search match past the spreading seeds that links reached more strongly is told by its links.
+    by_link = {s.memory_id for s in seeds if activation.get(s.memory_id, 0.0) > s.activation}
     best_arrival: dict[int, Arrival] = {}
     for arrival in arrivals:
         if arrival.hop and arrival.activation > getattr(best_arrival.get(arrival.memory_id), "activation", 0):
@@ -200,15 +204,15 @@ def _items(ranked: list[Ranked], memories: dict[int, Memory], seeds: list[Seed],
     items = []
     for position, entry in enumerate((r for r in ranked if r.memory_id in memories), start=1):
         memory_id = entry.memory_id
-        if memory_id in seed_ranks:
+        if memory_id in seed_ranks and memory_id not in by_link:
             path = [{"seed": True, "sources": seed_ranks[memory_id]}]
         else:
-            path = _path_back(memory_id, best_arrival, seed_ranks)
+            path = _path_back(memory_id, best_arrival, seed_ranks.keys() - by_link)
         items.append(RecalledMemory(memories[memory_id], entry.score, position, entry.components, path))
     return items
 
 
-def _path_back(memory_id: int, best: dict[int, Arrival], seed_ranks: dict[int, dict[str, int]]) -> list[dict]:
+def _path_back(memory_id: int, best: dict[int, Arrival], seeds: AbstractSet[int]) -> list[dict]:
     """The strongest chain of edges from a seed to this memory, seed first."""
     path: list[dict] = []
     current = best.get(memory_id)
@@ -216,7 +220,7 @@ def _path_back(memory_id: int, best: dict[int, Arrival], seed_ranks: dict[int, d
         path.append({"hop": current.hop, "from": current.from_memory, "to": current.memory_id,
                      "edge_id": current.edge_id, "relation": current.relation,
                      "activation": round(current.activation, 6)})
-        if current.from_memory in seed_ranks:
+        if current.from_memory in seeds:
             break
         current = best.get(current.from_memory)
     return list(reversed(path))

@@ -7,6 +7,11 @@ A node passes activation only to nodes first reached at this hop, so cycles cann
 several paths reaching a node in the same hop are summed (or max'ed), but never beyond decay × the
 strongest node that passed to it, so what arrives by links stays below what led to it. Rejected edges carry nothing,
 and only memories allowed by the scope (status, sensitivity) take part.
+
+Only the first `seed_count` seeds spread. The search matches after them (there are k in all) join the
+ranking on their own match, each keeping the stronger of its match and what reached it by links: without
+them ripple's ranks past the seeds held only arrivals, and at k = 20 it found less than the same search
+without hops (docs/eval.md).
 """
 
 from __future__ import annotations
@@ -78,7 +83,8 @@ def spread(seeds: list[Seed], config: RecallConfig, scope: Scope,
 
     `columns` (ranking columns by memory id) gains an entry for every memory reached.
     """
-    totals = {s.memory_id: s.activation for s in seeds}
+    spreading, matched_only = seeds[:config.seed_count], seeds[config.seed_count:]
+    totals = {s.memory_id: s.activation for s in spreading}
     log = [Arrival(s.memory_id, 0, s.activation) for s in seeds]
     frontier = dict(totals)
     for hop in range(1, config.max_hops + 1):
@@ -113,4 +119,6 @@ def spread(seeds: list[Seed], config: RecallConfig, scope: Scope,
             frontier[memory_id] = min(total, config.decay * max(senders[a.from_memory] for a in arrivals))
             log.extend(arrivals)
         totals.update(frontier)
+    for seed in matched_only:  # after the hops, so being a weak match never keeps a stronger arrival out
+        totals[seed.memory_id] = max(totals.get(seed.memory_id, 0.0), seed.activation)
     return totals, log
