@@ -16,7 +16,7 @@ from .metrics import EdgeScores, edge_scores, recall_at_k, reciprocal_rank
 UNSCORED_RELATIONS = (Relation.NEXT_IN_SESSION, Relation.SHARES_ENTITY, Relation.SUMMARIZES)
 
 
-DEPTH = 10  # every system returns its top 10; R@5, R@10 and MRR are read from that list
+DEPTH = 20  # every system returns its top 20; R@5, R@10, R@20 and MRR (within 10) are read from that list
 
 
 @dataclass
@@ -29,6 +29,7 @@ class QuestionResult:
     lost: list[str]  # needed interactions the engine filtered out at ingest (misses, for the engine)
     r5: float | None  # share of the needed interactions in the top 5; None when the question needs none
     r10: float | None
+    r20: float | None
     rr: float | None  # 1 / rank of the first needed interaction within the top 10 (0 if none)
     far5: float | None  # share of the *far* needed interactions (no content word shared with the question) in top 5
     stale_above: bool | None  # superseded questions: a stale interaction outranks every current one in the top 5
@@ -104,7 +105,8 @@ def _score(ingested: IngestedFile, question: Question, preset: str, depth: int, 
     return QuestionResult(
         file=ingested.spec.name, language=ingested.spec.language, question=question, preset=preset, k=depth,
         lost=[n for n in question.needs if not ingested.kept(n)],
-        r5=recall_at_k(ranked, needs, 5), r10=recall_at_k(ranked, needs, 10), rr=reciprocal_rank(ranked, needs, 10),
+        r5=recall_at_k(ranked, needs, 5), r10=recall_at_k(ranked, needs, 10), r20=recall_at_k(ranked, needs, 20),
+        rr=reciprocal_rank(ranked, needs, 10),
         far5=recall_at_k(ranked, far, 5), stale_above=_stale_above(ranked[:5], needs, stale) if stale else None,
         ranked=ranked, missing=[n for n in question.needs if n not in ranked[:5]],
     )

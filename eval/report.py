@@ -25,13 +25,14 @@ class RunInfo:
 
 
 def aggregate(results: list[QuestionResult]) -> dict[str, Any]:
-    """Mean R@5, R@10, MRR and far-evidence R@5 over the questions, with the ingest losses alongside."""
+    """Mean R@5, R@10, R@20, MRR and far-evidence R@5 over the questions, with the ingest losses alongside."""
     stale = [r.stale_above for r in results if r.stale_above is not None]
     return {
         "questions": len(results),
         "answerable": sum(1 for r in results if r.r5 is not None),
         "recall": mean(r.r5 for r in results),
         "r10": mean(r.r10 for r in results),
+        "r20": mean(r.r20 for r in results),
         "mrr": mean(r.rr for r in results),
         "far5": mean(r.far5 for r in results),
         "far_questions": sum(1 for r in results if r.far5 is not None),
@@ -147,12 +148,12 @@ def _f(value: float | None) -> str:
 
 def stdout_table(summary: dict) -> str:
     """A compact fixed-width table: one row per system (baselines, then presets), then edges and ingest."""
-    head = ["system", "n", "R@5", "R@10", "MRR", "far@5", "R@5 en", "R@5 zh", *(f"{t} R@5" for t in QUESTION_TYPES),
-            "lost"]
+    head = ["system", "n", "R@5", "R@10", "R@20", "MRR", "far@5", "R@5 en", "R@5 zh",
+            *(f"{t} R@5" for t in QUESTION_TYPES), "lost"]
     rows = [head]
     for preset, agg in summary["presets"].items():
         overall = agg["overall"]
-        rows.append([preset, str(overall["answerable"]), _f(overall["recall"]), _f(overall["r10"]),
+        rows.append([preset, str(overall["answerable"]), _f(overall["recall"]), _f(overall["r10"]), _f(overall["r20"]),
                      _f(overall["mrr"]), _f(agg["by_type"]["chain"]["far5"]),
                      *(_f(agg["by_language"][lang]["recall"]) for lang in LANGUAGES),
                      *(_f(agg["by_type"][t]["recall"]) for t in QUESTION_TYPES),
@@ -183,11 +184,11 @@ def markdown(summary: dict, info: RunInfo, questions: list[QuestionResult], inge
         f"LLM: **{info.llm}**; database `{info.database}` (embedded server). Regenerate with `{info.command}`.",
         "",
         "Labelled data: `eval/data/*.json` (hand-written agent sessions in English and Chinese, ingested through",
-        "`interactions_accept` + `interaction_process`). Every system returns its top 10 for each question; R@5 and",
-        "R@10 are the share of the needed interactions in the top 5 / 10, MRR the reciprocal rank of the first",
-        "needed one within the top 10 (0 if none). A needed interaction the engine filtered out at ingest counts",
-        "as a miss (and is listed as *lost at ingest*). *far@5*: R@5 over the needed interactions that share no",
-        "content word with the question, which a search cannot find and only a link can reach.",
+        "`interactions_accept` + `interaction_process`). Every system returns its top 20 for each question; R@5,",
+        "R@10 and R@20 are the share of the needed interactions in the top 5 / 10 / 20, MRR the reciprocal rank of",
+        "the first needed one within the top 10 (0 if none). A needed interaction the engine filtered out at",
+        "ingest counts as a miss (and is listed as *lost at ingest*). *far@5*: R@5 over the needed interactions",
+        "that share no content word with the question, which a search cannot find and only a link can reach.",
         "",
         "**Baselines**, over the same interactions in the same run (`eval/baselines.py`): `bm25` is Okapi BM25",
         "over every interaction of the question's scope (unfiltered; Chinese segmented with jieba), `bm25+vector`",
@@ -221,7 +222,7 @@ def _recall_section(summary: dict) -> list[str]:
     for preset, agg in summary["presets"].items():
         o = agg["overall"]
         chain = agg["by_type"]["chain"]
-        overall_rows.append([preset, str(o["answerable"]), _f(o["recall"]), _f(o["r10"]), _f(o["mrr"]),
+        overall_rows.append([preset, str(o["answerable"]), _f(o["recall"]), _f(o["r10"]), _f(o["r20"]), _f(o["mrr"]),
                              f"{_f(chain['far5'])} (n={chain['far_questions']})",
                              *(f"{_f(agg['by_language'][g]['recall'])} / {_f(agg['by_language'][g]['r10'])}"
                                for g in LANGUAGES),
@@ -233,8 +234,9 @@ def _recall_section(summary: dict) -> list[str]:
     marked = sum(r["stale_marked"] for r in summary["ingest"])
     return [
         "## Recall", "",
-        *_table(["system", "questions", "R@5", "R@10", "MRR", "chain far@5", *(f"{g}: R@5 / R@10" for g in LANGUAGES),
-                 "needed lost at ingest", "stale outranks current"], overall_rows),
+        *_table(["system", "questions", "R@5", "R@10", "R@20", "MRR", "chain far@5",
+                 *(f"{g}: R@5 / R@10" for g in LANGUAGES), "needed lost at ingest", "stale outranks current"],
+                overall_rows),
         "",
         "*Stale outranks current*: share of `superseded` questions where a superseded one is in the top 5 and",
         f"above every current one (lower is better). The engine marked {marked} of the {stale} labelled stale",

@@ -222,14 +222,14 @@ def test_end_to_end_run_on_one_file():
         assert agg["overall"]["questions"] == len(spec.questions)
         assert agg["by_language"]["en"]["questions"] == 0
         for block in [agg["overall"], *agg["by_language"].values(), *agg["by_type"].values()]:
-            for key in ("recall", "r10", "mrr", "far5", "stale_above"):
+            for key in ("recall", "r10", "r20", "mrr", "far5", "stale_above"):
                 assert block[key] is None or 0.0 <= block[key] <= 1.0, (key, block)
             assert 0 <= block["lost"] <= block["needed"]
     for result in questions:
         assert result.recall is None or 0.0 <= result.recall <= 1.0
-        assert result.r10 is None or result.recall <= result.r10 <= 1.0
+        assert result.r10 is None or result.recall <= result.r10 <= result.r20 <= 1.0
         assert result.rr is None or 0.0 <= result.rr <= 1.0
-        assert len(result.ranked) <= result.k == 10
+        assert len(result.ranked) <= result.k == 20
     bm25 = [r for r in questions if r.preset == "bm25"]
     assert any(r.r5 for r in bm25), "BM25 finds some evidence"
     edges = summary["edges"]
@@ -262,7 +262,7 @@ def test_end_to_end_run_on_one_file():
 
 
 def _aggregate(recall: float, r10: float, far5: float | None = None, answerable: int = 4) -> dict:
-    return {"questions": answerable, "answerable": answerable, "recall": recall, "r10": r10, "mrr": recall,
+    return {"questions": answerable, "answerable": answerable, "recall": recall, "r10": r10, "r20": r10, "mrr": recall,
             "far5": far5, "far_questions": 2, "needed": 8, "lost": 0, "stale_above": None}
 
 
