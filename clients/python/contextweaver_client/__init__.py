@@ -46,6 +46,7 @@ from .models import (
     InteractionPage,
     Memory,
     NewInteraction,
+    Page,
     Recall,
     Recalled,
     Session,
@@ -54,7 +55,7 @@ from .people import Login
 
 __all__ = [
     "ActPage", "CuratedEntity", "CurationAct", "EdgeAct", "EdgeBulk", "EntityAct", "EntityPage", "Login", "MemoryAct",
-    "Repeat", "ReviewEdge", "ReviewPage", "Undone",
+    "Page", "Repeat", "ReviewEdge", "ReviewPage", "Undone",
     "PRESETS", "Accepted", "ApiError", "AsyncClient", "BadRequest", "Change", "ChangePage", "Client", "Conflict",
     "ContextWeaverError", "Edge", "Entity", "Forbidden", "Forgotten", "Graph", "Interaction", "InteractionPage",
     "Memory", "NewInteraction", "NotFound", "RateLimited", "Recall", "Recalled", "Retry", "ServerError", "Session",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .models import JSON, Edge, Memory, Result
+from .models import JSON, Edge, Memory, Page, Result
 
 
 @dataclass(frozen=True)
@@ -38,11 +38,8 @@ class ReviewEdge(Edge):
 
 
 @dataclass(frozen=True)
-class ReviewPage(Result):
-    count: int
-    results: list[ReviewEdge]
-    next: str | None = None
-    previous: str | None = None
+class ReviewPage(Page):
+    results: list[ReviewEdge] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -89,11 +86,8 @@ class CuratedEntity(Result):
 
 
 @dataclass(frozen=True)
-class EntityPage(Result):
-    count: int
-    results: list[CuratedEntity]
-    next: str | None = None
-    previous: str | None = None
+class EntityPage(Page):
+    results: list[CuratedEntity] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -103,11 +97,8 @@ class EntityAct(Result):
 
 
 @dataclass(frozen=True)
-class ActPage(Result):
-    count: int
-    results: list[CurationAct]
-    next: str | None = None
-    previous: str | None = None
+class ActPage(Page):
+    results: list[CurationAct] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

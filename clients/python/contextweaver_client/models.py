@@ -96,11 +96,18 @@ class Interaction(Result):
 
 
 @dataclass(frozen=True)
-class InteractionPage(Result):
-    count: int
-    results: list[Interaction]
+class Page(Result):
+    """One page of a listing: `count` in all, `next` / `previous` the links to the pages beside it; each
+    listing's page adds its `results`."""
+
+    count: int = 0
     next: str | None = None
     previous: str | None = None
+
+
+@dataclass(frozen=True)
+class InteractionPage(Page):
+    results: list[Interaction] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
