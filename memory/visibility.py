@@ -12,7 +12,9 @@ the change log, interaction lists, the session page's embedded data, maintenance
   and is not sensitive (or the reader may see that); its query, context and narrative only if every
   memory it touched passes the same test, since they may quote or ask about one;
 - an entity change shows its names only if a memory the reader may see mentions the entity, and
-  lists only such memories among its mentions.
+  lists only such memories among its mentions;
+- a store item (engine/store) whose current value made a sensitive memory shows its value masked
+  (`mask_store_value`).
 
 A memory counts as sensitive if it is now *or* a snapshot says it was: content recorded before it was
 marked (its `memory.created` row) must not leak through the log either. Whether a reader may see
@@ -177,3 +179,13 @@ def changes_for_viewer(changes: list[dict[str, Any]], *, show_sensitive: bool,
         return changes
     refs = sensitive_refs(changes) if refs is None else refs
     return [mask_change(change, refs) for change in changes]
+
+
+def mask_store_value(value: Any) -> Any:
+    """A store item's value whose memory is sensitive: every text, number and flag masked, its shape kept,
+    so code reading `value["field"]` gets the mask instead of the content (or an error)."""
+    if isinstance(value, dict):
+        return {key: mask_store_value(child) for key, child in value.items()}
+    if isinstance(value, list):
+        return [mask_store_value(child) for child in value]
+    return None if value is None else SENSITIVE_MASK

@@ -10,6 +10,7 @@ from rest_framework import serializers
 from ..conf import memory_settings
 from ..engine.ingest import IDEMPOTENCY_KEY_MAX, metadata_problem
 from ..engine.recall.config import RECALL_PRESETS
+from ..engine.store.items import SESSION_ID_PREFIX as STORE_SESSION_PREFIX
 from ..models import MAX_ID, AgentSession, Edge, Entity, GraphChange, Interaction, InteractionKind, Memory
 from ..visibility import (
     SENSITIVE_MASK,
@@ -68,6 +69,11 @@ class SessionInput(serializers.Serializer):
     task = serializers.CharField(required=False, allow_blank=True, default="", max_length=8000)
     external_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     metadata = metadata_field()
+
+    def validate_external_id(self, value: str) -> str:
+        if value.startswith(STORE_SESSION_PREFIX):  # the store's sessions (engine/store/items.py) are found so
+            raise serializers.ValidationError(f"External ids starting with {STORE_SESSION_PREFIX!r} are reserved.")
+        return value
 
 
 class SessionOutput(serializers.ModelSerializer):

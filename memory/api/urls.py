@@ -43,3 +43,15 @@ urlpatterns += [
     path("projects/<slug:project_slug>/maintenance/review/", maintenance.ReviewApi.as_view(), name="api-maint-review"),
     path("projects/<slug:project_slug>/maintenance/forget/", maintenance.ForgetApi.as_view(), name="api-maint-forget"),
 ]
+
+# The key-value store behind LangGraph's BaseStore (memory/api/store.py): one POST per operation.
+from . import store  # noqa: E402
+
+urlpatterns += [
+    path("projects/<slug:project_slug>/store/get/", store.StoreGetApi.as_view(), name="api-store-get"),
+    path("projects/<slug:project_slug>/store/put/", store.StorePutApi.as_view(), name="api-store-put"),
+    path("projects/<slug:project_slug>/store/delete/", store.StoreDeleteApi.as_view(), name="api-store-delete"),
+    path("projects/<slug:project_slug>/store/search/", store.StoreSearchApi.as_view(), name="api-store-search"),
+    path("projects/<slug:project_slug>/store/namespaces/", store.StoreNamespacesApi.as_view(),
+         name="api-store-namespaces"),
+]

@@ -20,6 +20,7 @@ from .mirror import MirrorCursor
 from .project import ApiToken, Membership, Project, Role, hash_token
 from .recall import RecallTrace
 from .session import AgentSession, Interaction, InteractionKind, InteractionStatus
+from .store import StoreItem
 
 # Primary keys are bigint (BigAutoField): an id beyond this is refused (400), never sent to PostgreSQL.
 MAX_ID = 2**63 - 1
@@ -28,5 +29,5 @@ __all__ = [
     "MAX_ID", "AgentSession", "ApiToken", "Edge", "EdgeOrigin", "EdgeStatus", "EmbeddingSpace", "Entity",
     "EntityMention", "EntityType", "GraphChange", "Interaction", "InteractionKind",
     "InteractionStatus", "Membership", "Memory", "MirrorCursor", "MemoryEmbedding", "MemoryKind", "MemoryStatus",
-    "NodePosition", "Project", "RecallTrace", "Relation", "Role", "SessionLayout", "hash_token",
+    "NodePosition", "Project", "RecallTrace", "Relation", "Role", "SessionLayout", "StoreItem", "hash_token",
 ]
