@@ -35,7 +35,7 @@ from memory.engine.maintenance.forget import ForgetFilter, forget_selection
 from memory.engine.projects import project_create, session_create, token_issue
 from memory.engine.recall import RecallQuery, memory_recall
 from memory.engine.snapshots import interaction_snapshot, memory_snapshot
-from memory.models import ApiToken, Entity, Interaction, InteractionStatus, Membership, Role
+from memory.models import ApiToken, Entity, Interaction, InteractionStatus, Membership, Role, StoreItem
 from memory.routing import websocket_urlpatterns
 
 from .test_maintenance_support import link, remember
@@ -113,6 +113,19 @@ MATRIX: dict[tuple[str, str], Row] = {
     # An agent (or a curator) forgets one memory softly; deleting for good stays an admin's (maintenance/forget).
     ("api/projects/<slug:project_slug>/memories/<int:memory_id>/forget/", "POST"):
         Row((401, 401, 401, 403, 200, 403, 200, 200, 403, 200)),
+    # The store (LangGraph's BaseStore): reads for members and the token, writes as for interactions. The item
+    # "passport" holds the sensitive memory's text: masked for the token and viewers.
+    ("api/projects/<slug:project_slug>/store/get/", "POST"): Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200),
+                                                                 body={"namespace": ["authz"], "key": "passport"}),
+    ("api/projects/<slug:project_slug>/store/search/", "POST"):
+        Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200), body={"namespace_prefix": ["authz"]}),
+    ("api/projects/<slug:project_slug>/store/namespaces/", "POST"):
+        Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200), body={}),
+    ("api/projects/<slug:project_slug>/store/put/", "POST"):
+        Row((401, 401, 401, 403, 200, 403, 200, 200, 403, 200),
+            body={"namespace": ["authz"], "key": "matrix", "value": {"text": "The matrix put a value here"}}),
+    ("api/projects/<slug:project_slug>/store/delete/", "POST"):
+        Row((401, 401, 401, 403, 200, 403, 200, 200, 403, 200), body={"namespace": ["authz"], "key": "passport"}),
     # Stored recalls: every member and the token read them (masked by the visibility rule). <recall_id> touched
     # the sensitive memory, so its query is hidden from the token and viewers, who therefore may not re-run it.
     ("api/projects/<slug:project_slug>/recalls/", "GET"): Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
@@ -394,6 +407,8 @@ def build_world(django_user_model) -> World:
                       object_type="interaction", object_id=source.pk, after=interaction_snapshot(source))
         change_record(project=own, session=session, actor="test", op="memory.created", object_type="memory",
                       object_id=secret.pk, after=memory_snapshot(secret))
+    StoreItem.objects.create(project=own, session=session, namespace=["authz"], key="passport",
+                             value={"text": secret.content}, interaction=source)  # a store item of the secret
     weak = link(first, second, "temporal", confidence=0.4, needs_review=True)  # a weak edge for review to count
     act = memory_update(project=own, actor="test", memory_id=second.pk, kind="event").act  # one act to undo
     bund = Entity.objects.get(project=own, normalized_name="bund")
