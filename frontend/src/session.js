@@ -71,6 +71,7 @@ class SessionApp {
       model: this.model, filters: this.filters, labels: this.labels, curation: this.curation,
     });
     this.filters.onChange((what) => this._filtersChanged(what));
+    const ringed = this._offerRings();
     this._wireToolbar();
     this.applyFilters();
     if (this.model.truncated) this._truncatedNotice(graph);
@@ -80,7 +81,7 @@ class SessionApp {
       this.view.fitPositions();
       this.view.watchLabels();
     } else {
-      await this.view.layout("force");
+      await this.view.layout(ringed ? "rings" : "force");
     }
     performance.mark("cw-laid-out");
     this._overlay(null);
@@ -252,11 +253,30 @@ class SessionApp {
     this.menu.show(at.x, at.y, title, items);
   }
 
+  /** A neighbourhood (?around=<id>) gets the Rings layout, first and chosen unless the graph is large: the
+   *  server's force positions of a dense neighbourhood are a crowded cloud (issue 15). */
+  _offerRings() {
+    if (this.model.around === null || !this.model.memories.has(this.model.around)) return false;
+    const force = document.querySelector("button[data-layout='force']");
+    const rings = h("button", { type: "button", "data-layout": "rings", "aria-pressed": "false",
+      title: gettext("The memory in the centre, the memories linked to it in rings by distance") }, gettext("Rings"));
+    force.before(rings);
+    this.view.cy.getElementById(nodeId(this.model.around)).addClass("focus");
+    if (this.view.large) return false;
+    for (const button of [force, rings]) {
+      const on = button === rings;
+      button.classList.toggle("active", on);
+      button.setAttribute("aria-pressed", String(on));
+    }
+    document.documentElement.dataset.layout = "rings";
+    return true;
+  }
+
   _wireToolbar() {
     for (const button of document.querySelectorAll("[data-tab]")) {
       button.addEventListener("click", () => this._setTab(button.dataset.tab));
     }
-    for (const button of document.querySelectorAll("[data-layout]")) {
+    for (const button of document.querySelectorAll("button[data-layout]")) {
       button.addEventListener("click", () => this._layout(button.dataset.layout));
     }
     $("#btn-fit").addEventListener("click", () => this.view.fit());
@@ -287,7 +307,7 @@ class SessionApp {
   }
 
   async _layout(name) {
-    for (const button of document.querySelectorAll("[data-layout]")) {
+    for (const button of document.querySelectorAll("button[data-layout]")) {
       button.classList.toggle("active", button.dataset.layout === name);
       button.setAttribute("aria-pressed", String(button.dataset.layout === name));
     }

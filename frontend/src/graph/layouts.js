@@ -1,10 +1,13 @@
-// The three layouts. "force" uses the server's positions when every node has one (preset: instant),
+// The layouts. "force" uses the server's positions when every node has one (preset: instant),
 // otherwise fcose in draft quality (spectral only, ~1 s for thousands of nodes) and remembers the
 // result. "dag" runs dagre over dependency edges, parents before children (top-down or left-right,
 // whichever the view shows larger). "timeline" puts time on x
-// and one lane per kind on y. All of them run only on request: live patches never relayout.
+// and one lane per kind on y. "rings", offered in a neighbourhood view (?around=<id>), puts that memory in the
+// centre and the others in rings by hop distance (rings.js). All of them run only on request: live patches
+// never relayout.
 
-import { isStructural } from "./style.js";
+import { ringPositions } from "./rings.js";
+import { isStructural, isStructuralRelation } from "./style.js";
 
 const LANE_HEIGHT = 110;
 const SUB_ROWS = 4;
@@ -15,7 +18,7 @@ const MIN_GAP = 46; // model units between the centres of two live-placed nodes 
 const NEAR = 70;
 const GOLDEN_ANGLE = Math.PI * (3 - Math.sqrt(5));
 
-export const LAYOUTS = ["force", "dag", "timeline"];
+export const LAYOUTS = ["force", "dag", "timeline", "rings"];
 
 function run(eles, options) {
   return new Promise((resolve) => {
@@ -60,6 +63,7 @@ export class Layouts {
     const smooth = animate && !large;
     if (name === "dag") return this._dag(smooth);
     if (name === "timeline") return presetFrom(this.cy.nodes(), this._timeline(), smooth);
+    if (name === "rings") return presetFrom(this.cy.nodes(), this._rings(), smooth);
     return this._force(smooth);
   }
 
@@ -123,6 +127,20 @@ export class Layouts {
     this.dagDirection = best.rankDir;
     if (animate) this.cy.nodes().positions((node) => before.get(node.id()) || node.position());
     return presetFrom(eles.nodes(), best.positions, animate);
+  }
+
+  /** The neighbourhood's memory in the centre, the rest in rings by hops over the edges not rejected (the
+   *  server's neighbourhood rule); a dependency pulls memories together more than adjacency or an entity. */
+  _rings() {
+    const memories = this.model.memories;
+    const links = [];
+    for (const edge of this.model.edges.values()) {
+      if (edge.status !== "rejected") links.push([edge.source, edge.target, isStructuralRelation(edge.relation) ? 1 : 3]);
+    }
+    const spots = ringPositions([...memories.keys()], links, this.model.around, (id) => memories.get(id).time);
+    const positions = new Map();
+    for (const [id, spot] of spots) positions.set(`m${id}`, spot);
+    return positions;
   }
 
   _timeline() {

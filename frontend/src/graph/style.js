@@ -65,8 +65,12 @@ export const RELATION_ARROWS = {
 // them and the timeline lets them recede.
 const STRUCTURAL_RELATIONS = new Set(["next_in_session", "shares_entity"]);
 
+export function isStructuralRelation(relation) {
+  return STRUCTURAL_RELATIONS.has(relation);
+}
+
 export function isStructural(edge) {
-  return STRUCTURAL_RELATIONS.has(edge.data("relation"));
+  return isStructuralRelation(edge.data("relation"));
 }
 
 // The halo under a proposal: pale, so the relation's own colour still reads on top of it.
@@ -164,6 +168,7 @@ export function stylesheet({ large }) {
       },
     },
     { selector: "edge.quiet", style: { opacity: 0.07 } },
+    { selector: "edge.faint", style: { opacity: 0.2 } },
     // Label fitting (label_fit.js) hides a label another, more important one overlaps; hover shows it in full.
     { selector: "node.nolabel", style: { "text-opacity": 0, "text-background-opacity": 0 } },
     {
@@ -178,6 +183,9 @@ export function stylesheet({ large }) {
       selector: "node.match",
       style: { "border-color": "#f59e0b", "border-width": 4, "border-style": "solid", "z-index": 20, opacity: 1 },
     },
+    // The memory a neighbourhood view (?around=<id>) is centred on.
+    { selector: "node.focus", style: { width: 44, height: 44, "border-color": "#111827", "border-width": 5, "border-style": "double",
+      "z-index": 25 } },
     {
       selector: "node:selected",
       style: { "border-color": "#111827", "border-width": 4, "border-style": "solid", "z-index": 30 },

@@ -32,6 +32,7 @@ const PULSE_MS = 2400;
 const EDGE_CHUNK = 1500; // edges added per task while a large graph fills in
 const LABEL_ZOOM = 0.75; // large graphs label only the nodes in view, from this zoom on
 const MAX_LABELLED = 400;
+const FRAME_WHOLE = 60; // up to this many shown memories, the live view keeps the whole graph framed
 
 export const nodeId = (memoryId) => `m${memoryId}`;
 
@@ -115,13 +116,17 @@ export class GraphView {
     this.cy.on("mouseover", "node", (event) => event.target.addClass("hover"));
     this.cy.on("mouseout", "node", (event) => event.target.removeClass("hover"));
     this.labelTimer = null;
+    this.following = null; // the view's animation towards the latest live arrival
     // Follow new live memories until the person moves the view themselves (wheel, drag, a zoom button).
     this.userMoved = false;
     container.addEventListener("wheel", () => { this.userMoved = true; }, { passive: true });
     this.cy.on("tapstart", (event) => { this.panAtTap = event.target === this.cy ? { ...this.cy.pan() } : null; });
     this.cy.on("tapend", () => {
       const pan = this.cy.pan();
-      if (this.panAtTap && (pan.x !== this.panAtTap.x || pan.y !== this.panAtTap.y)) this.userMoved = true;
+      // (A follow animation also moves the pan: not the person's doing.)
+      if (this.panAtTap && !this.cy.animated() && (pan.x !== this.panAtTap.x || pan.y !== this.panAtTap.y)) {
+        this.userMoved = true;
+      }
       this.panAtTap = null;
     });
     this.cy.on("grab", "node", () => { this.userMoved = true; });
@@ -277,10 +282,18 @@ export class GraphView {
   async layout(name, options) {
     await this.layouts.apply(name, options);
     this.capZoom();
-    // On a time axis, adjacency and shared entities say little and criss-cross the lanes: they recede.
-    this.cy.edges().filter(isStructural).toggleClass("quiet", name === "timeline");
+    this._recede(this.cy.edges());
     this.timeline.show(name === "timeline");
     this.refitLabels(0);
+  }
+
+  /** On a time axis, adjacency and shared entities say little and criss-cross the lanes: they recede. In rings
+   *  they are most of a neighbourhood's edges (it was reached through them): they fade, so the rings and the
+   *  dependencies between memories read. */
+  _recede(edges) {
+    const structural = edges.filter(isStructural);
+    structural.toggleClass("quiet", this.layouts.current === "timeline");
+    structural.toggleClass("faint", this.layouts.current === "rings");
   }
 
   /** A graph of a few nodes should not be blown up to fill the screen. */
@@ -316,7 +329,7 @@ export class GraphView {
         const visible = isVisible(element);
         element.toggleClass("hidden", !visible);
       });
-      if (this.layouts.current === "timeline") added.edges().filter(isStructural).addClass("quiet");
+      this._recede(added.edges());
     });
     if (added.nonempty()) this._pulse(added);
     if (added.nodes().nonempty()) this._follow(added.nodes().filter((n) => !n.hasClass("hidden")));
@@ -325,18 +338,42 @@ export class GraphView {
     return added;
   }
 
-  /** Keep new memories in view while the person has not moved it: frame everything shown again. */
+  /** Keep new memories in view while the person has not moved it: a small graph stays framed whole (it is
+   *  re-framed on every arrival, so it stays centred as it grows); a larger one follows its newest memory at the
+   *  person's zoom, since framing hundreds of memories would shrink them to dots. */
   _follow(nodes) {
-    if (this.userMoved || nodes.empty() || this.cy.animated()) return;
-    const extent = this.cy.extent();
-    const outside = nodes.some((n) => {
-      const p = n.position();
-      return p.x < extent.x1 || p.x > extent.x2 || p.y < extent.y1 || p.y > extent.y2;
-    });
-    if (!outside) return;
-    const shown = this.cy.nodes().filter((n) => !n.hasClass("hidden"));
-    this.cy.animate({ fit: { eles: shown, padding: FIT_PADDING }, duration: 300,
-      complete: () => this.capZoom() });
+    if (this.userMoved || nodes.empty()) return;
+    const cy = this.cy;
+    const shown = cy.nodes().filter((n) => !n.hasClass("hidden"));
+    if (shown.length <= FRAME_WHOLE) {
+      this._moveView(this.framing(shown));
+      return;
+    }
+    const newest = nodes[nodes.length - 1];
+    const p = newest.renderedPosition();
+    const margin = FIT_PADDING;
+    if (p.x >= margin && p.x <= cy.width() - margin && p.y >= margin && p.y <= cy.height() - margin) return;
+    this._moveView({ center: { eles: newest } });
+  }
+
+  /** Animate the view for a new arrival, from wherever the previous arrival's animation got to. Never over a
+   *  layout's own animation: stopping it would leave the layout unfinished (its promise waits for it). */
+  _moveView(target) {
+    if (this.following && this.following.playing()) this.following.stop();
+    else if (this.cy.animated()) return;
+    this.following = this.cy.animation({ ...target, duration: 300 });
+    this.following.play();
+  }
+
+  /** The viewport that frames `eles` with FIT_PADDING (room for the legend) at no more than `maxZoom`: what
+   *  fit() then capZoom() give, as one target an animation can move to without a jump at its end. */
+  framing(eles, maxZoom = 1.4) {
+    const cy = this.cy;
+    const box = eles.boundingBox();
+    const fitZoom = Math.min((cy.width() - 2 * FIT_PADDING) / Math.max(box.w, 1),
+      (cy.height() - 2 * FIT_PADDING) / Math.max(box.h, 1));
+    const zoom = Math.max(cy.minZoom(), Math.min(maxZoom, cy.maxZoom(), fitZoom));
+    return { zoom, pan: { x: (cy.width() - zoom * (box.x1 + box.x2)) / 2, y: (cy.height() - zoom * (box.y1 + box.y2)) / 2 } };
   }
 
   _neighbourSpots(memoryId) {
@@ -386,7 +423,7 @@ export class GraphView {
     if (node.empty()) return;
     this.userMoved = true;
     const around = node.closedNeighborhood().filter((e) => !e.hasClass("hidden"));
-    this.cy.animate({ fit: { eles: around, padding: FIT_PADDING }, duration: 300, complete: () => this.capZoom(2) });
+    this.cy.animate({ ...this.framing(around, 2), duration: 300 });
   }
 
   fit() {
