@@ -269,6 +269,18 @@ def test_bad_reads_and_deletes_are_400(api, project, route, body):
     assert answer.json()["error"]["code"] == "invalid"
 
 
+def test_the_api_takes_every_form_of_index(api, project):
+    url = f"/api/projects/{project.slug}/store/put/"
+    for key, index in (("whole", None), ("none", False), ("some", ["a"])):
+        answer = api.post(url + "?wait=true", {"namespace": ["i"], "key": key, "value": {"a": "Alice sails on Sundays",
+                                                                                        "b": "in Cascais"},
+                                               "index": index}, format="json")
+        assert answer.status_code == 200, answer.content
+    contents = {item.key: item.interaction.content if item.interaction else None
+                for item in StoreItem.objects.select_related("interaction")}
+    assert contents == {"whole": "Alice sails on Sundays\nin Cascais", "none": None, "some": "Alice sails on Sundays"}
+
+
 def test_the_store_session_external_ids_are_reserved(api, project):
     answer = api.post(f"/api/projects/{project.slug}/sessions/", {"external_id": "store:abc"}, format="json")
     assert answer.status_code == 400 and "external_id" in answer.json()["error"]["fields"]

@@ -59,8 +59,9 @@ class AddressInput(serializers.Serializer):
 
 class PutInput(AddressInput):
     value = serializers.DictField(help_text="Any JSON object; get returns it exactly.")
-    index = IndexField(required=False, default=None, help_text="Field paths whose text goes into the memory graph "
-                       "(\"a.b\", \"items[*].text\"), false for none, null for the whole value.")
+    index = IndexField(required=False, allow_null=True, default=None,
+                       help_text="Field paths whose text goes into the memory graph (\"a.b\", \"items[*].text\"), "
+                                 "false for none, null for the whole value.")
 
 
 class SearchInput(serializers.Serializer):

@@ -50,6 +50,9 @@ from .models import (
     Recall,
     Recalled,
     Session,
+    StoreDeleted,
+    StoreItem,
+    StorePut,
 )
 from .people import Login
 
@@ -60,4 +63,5 @@ __all__ = [
     "ContextWeaverError", "Edge", "Entity", "Forbidden", "Forgotten", "Graph", "Interaction", "InteractionPage",
     "Memory", "NewInteraction", "NotFound", "RateLimited", "Recall", "Recalled", "Retry", "ServerError", "Session",
     "TooLarge", "Unauthorized", "Unreachable",
+    "StoreDeleted", "StoreItem", "StorePut",
 ]

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 from urllib.parse import quote
 
 from .exchange import Call, Outcome, Retry, Step, exchange
@@ -28,6 +28,9 @@ from .models import (
     Recall,
     Result,
     Session,
+    StoreDeleted,
+    StoreItem,
+    StorePut,
 )
 
 T = TypeVar("T")
@@ -65,6 +68,10 @@ def _one(kind: type[R]) -> Callable[[Any], R]:
 
 def _many(kind: type[R], key: str | None = None) -> Callable[[Any], list[R]]:
     return lambda body: [kind.from_json(row) for row in (body[key] if key else body)]
+
+
+def _optional(kind: type[R], key: str) -> Callable[[Any], R | None]:
+    return lambda body: None if body[key] is None else kind.from_json(body[key])
 
 
 def _query(**values: Any) -> dict[str, Any]:
@@ -190,3 +197,49 @@ class Api:
                  edge: int | None) -> Call[ChangePage]:
         return Call("GET", self._path("sessions", session_id, "changes"), parse=_one(ChangePage),
                     params=_query(after=after, limit=limit, memory=memory, edge=edge))
+
+    # Store --------------------------------------------------------------------------------------------
+    # The key-value store behind langgraph_store.py: items in namespaces (lists of labels), each put also
+    # remembered in the namespace's session, so a search with a query is a recall. Every call is safe to
+    # repeat: a put of the same value changes nothing, a delete of a missing item says deleted=False.
+
+    @operation
+    def store_get(self, namespace: Sequence[str], key: str) -> Plan[StoreItem | None]:
+        """The item, or None when there is none."""
+        body = {"namespace": list(namespace), "key": key}
+        return (yield Call("POST", self._path("store", "get"), parse=_optional(StoreItem, "item"), json=body))
+
+    @operation
+    def store_put(self, namespace: Sequence[str], key: str, value: Mapping[str, Any], *,
+                  index: Sequence[str] | Literal[False] | None = None, wait: bool = False) -> Plan[StorePut]:
+        """Put the item. `index`: the field paths to remember ("a.b", "items[*].text"), False for none, None
+        for the whole value. `wait=True` has the server process it first, so a search right after finds it."""
+        body = {"namespace": list(namespace), "key": key, "value": dict(value),
+                "index": index if index is None or index is False else list(index)}
+        return (yield Call("POST", self._path("store", "put"), parse=_one(StorePut), params=_query(wait=wait),
+                           json=body))
+
+    @operation
+    def store_delete(self, namespace: Sequence[str], key: str) -> Plan[StoreDeleted]:
+        """Delete the item; its memories are forgotten softly."""
+        body = {"namespace": list(namespace), "key": key}
+        return (yield Call("POST", self._path("store", "delete"), parse=_one(StoreDeleted), json=body))
+
+    @operation
+    def store_search(self, namespace_prefix: Sequence[str] = (), *, query: str | None = None,
+                     filter: JSON | None = None, limit: int = 10, offset: int = 0) -> Plan[list[StoreItem]]:
+        """Items under the prefix: recalled by `query` (best first, with scores), else newest first. `filter`
+        matches value fields: {"field": v} or {"field": {"$gt": 3}}."""
+        body = {"namespace_prefix": list(namespace_prefix), "query": query, "filter": filter, "limit": limit,
+                "offset": offset}
+        return (yield Call("POST", self._path("store", "search"), parse=_many(StoreItem, "items"), json=body))
+
+    @operation
+    def store_namespaces(self, *, prefix: Sequence[str] = (), suffix: Sequence[str] = (),
+                         max_depth: int | None = None, limit: int = 100,
+                         offset: int = 0) -> Plan[list[tuple[str, ...]]]:
+        """The namespaces holding items ("*" in `prefix`/`suffix` matches any label), cut to `max_depth`."""
+        body = {"prefix": list(prefix), "suffix": list(suffix), "max_depth": max_depth, "limit": limit,
+                "offset": offset}
+        return (yield Call("POST", self._path("store", "namespaces"),
+                           parse=lambda answer: [tuple(ns) for ns in answer["namespaces"]], json=body))

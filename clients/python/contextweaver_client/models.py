@@ -246,3 +246,37 @@ class NewInteraction:
         if self.idempotency_key is not None:
             body["idempotency_key"] = self.idempotency_key
         return body
+
+
+# Store (the key-value store behind the LangGraph adapter) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoreItem(Result):
+    """One stored item: `value` exactly as put (masked when a curator marked its memory sensitive and the
+    caller may not see it: `sensitive`). `score` comes with a search by query (the recall's)."""
+
+    namespace: list[str]
+    key: str
+    value: JSON
+    created_at: datetime
+    updated_at: datetime
+    score: float | None = None
+    sensitive: bool = False
+    session_id: int = 0
+    interaction_id: int | None = None
+
+
+@dataclass(frozen=True)
+class StorePut(Result):
+    """A put's answer: `forgotten_memory_ids` are the replaced value's memories, forgotten softly."""
+
+    item: StoreItem
+    created: bool = False
+    forgotten_memory_ids: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class StoreDeleted(Result):
+    deleted: bool
+    forgotten_memory_ids: list[int] = field(default_factory=list)
