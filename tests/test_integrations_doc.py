@@ -42,6 +42,9 @@ def reader_env(module_server_url, django_db_blocker) -> Iterator[dict[str, str]]
         curator.delete()
 
 
+# The mark makes pytest-django set up the test database when this module runs alone: it sets up only the
+# databases a collected test asks for, and the blocks' fixture writes there (it is not a test's own).
+@pytest.mark.django_db
 def test_the_page_has_python_blocks():
     assert len(BLOCKS) >= 4
 
