@@ -1,12 +1,16 @@
 """The graph mirror (memory/mirror/) against a real Cypher engine: FalkorDB always, Neo4j when NEO4J_URI
 is set. Each round trip goes through the real write path and the real curation and forget services,
-then compares the mirror with PostgreSQL and with a mirror rebuilt from scratch."""
+then compares the mirror with PostgreSQL and with a mirror rebuilt from scratch. The Cypher examples of
+docs/integrations.md run here too."""
 
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
@@ -31,6 +35,7 @@ from memory.models import (
 from memory.visibility import SENSITIVE_MASK
 
 from .mirror_support import fresh_falkor, graph_state
+from .test_maintenance_support import link, remember
 
 TURNS = [
     "I'm Ana Silva and I am planning a trip to Lisbon in May",
@@ -200,3 +205,26 @@ def test_the_settings_page_shows_the_mirrors_lag(trip, falkordb_url, client, dja
         mirror_catch_up(target)
         assert "0 changes behind" in client.get(url).content.decode()
         target.close()
+
+
+CYPHER_EXAMPLES = re.findall(r"^```cypher\n(.*?)^```", (Path(settings.BASE_DIR) / "docs" / "integrations.md")
+                             .read_text(encoding="utf-8"), flags=re.S | re.M)
+
+
+def test_the_cypher_examples_of_the_integrations_page_run_on_the_mirror(db, falkordb_url):
+    """docs/integrations.md's Neo4j Browser queries, as written, against a mirror of the session they name."""
+    assert len(CYPHER_EXAMPLES) == 2
+    project = project_create(name="Kyoto", slug="kyoto")
+    session = session_create(project=project, title="Weekend in Kyoto", actor="test",
+                             task="Plan two days in Kyoto for 60000 JPY")
+    budget = remember(session, "Budget is 60000 JPY in total", status=MemoryStatus.SUPERSEDED)
+    raised = remember(session, "The budget is now 70000 JPY")
+    ryokan = remember(session, "Booked the ryokan near Gion for two nights, 18000 JPY a night")
+    link(budget, raised, Relation.SUPERSEDES)
+    link(raised, ryokan, Relation.CONDITIONAL)
+    target = fresh_falkor(falkordb_url)
+    mirror_resync(target, project)
+    session_rows = target.run(CYPHER_EXAMPLES[0])
+    assert len(session_rows) == 3 and sum(1 for row in session_rows if row[1] is not None) == 2
+    assert target.run(CYPHER_EXAMPLES[1]) == [[raised.content, budget.content]]
+    target.close()

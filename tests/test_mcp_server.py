@@ -5,15 +5,19 @@ first test has it process interactions)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx2 as httpx
 import pytest
+from django.conf import settings
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -32,9 +36,19 @@ def token(module_server_url) -> str:
     return token_issue(project=project_create(name="MCP", slug="mcp"))[1]
 
 
+# The MCP host entry docs/integrations.md shows (its only JSON block): the stdio test launches exactly that.
+DOC_PAGE = (Path(settings.BASE_DIR) / "docs" / "integrations.md").read_text(encoding="utf-8")
+DOC_JSON = re.search(r"^```json\n(.*?)^```", DOC_PAGE, flags=re.S | re.M).group(1)
+DOC_ENTRY = json.loads(DOC_JSON)["mcpServers"]["contextweaver"]
+
+
 def stdio_server(url: str, token: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "contextweaver_client.mcp_server", "--url", url,
-                                                              "--project", "mcp"],
+    """The documented entry, pointed at this test's server, project and token: its command is the console
+    script `make setup` installed beside this Python."""
+    assert set(DOC_ENTRY["env"]) == {"CONTEXTWEAVER_TOKEN"}
+    swap = {"http://127.0.0.1:8000": url, "demo": "mcp"}
+    return StdioServerParameters(command=str(Path(sys.executable).with_name(Path(DOC_ENTRY["command"]).name)),
+                                 args=[swap.get(arg, arg) for arg in DOC_ENTRY["args"]],
                                  env={"CONTEXTWEAVER_TOKEN": token, "PATH": os.environ.get("PATH", "")})
 
 
