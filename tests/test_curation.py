@@ -138,8 +138,10 @@ def test_curating_an_edge_changes_the_next_recalls_ranking_and_trace(project, ag
     edge = link(seed, far, Relation.CONDITIONAL, confidence=0.3, needs_review=True)
 
     def recall():
+        # Full-text matches only: the vector ranking offers every memory as a weak match, the restaurant too,
+        # and such a match fills k whatever its edges do.
         query = RecallQuery("what is Xiaoming allergic to", k=6, session=agent_session, preset="ripple",
-                            params={"seed_count": 1})
+                            params={"seed_count": 1, "use_vector": False, "use_dimensions": False})
         result = memory_recall(project=project, query=query, actor="t")
         scores = {i.memory.pk: i.score for i in result.items}
         carried = {a["edge_id"] for a in result.trace.activations if a["hop"] > 0}
