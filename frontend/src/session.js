@@ -263,11 +263,7 @@ class SessionApp {
     force.before(rings);
     this.view.cy.getElementById(nodeId(this.model.around)).addClass("focus");
     if (this.view.large) return false;
-    for (const button of [force, rings]) {
-      const on = button === rings;
-      button.classList.toggle("active", on);
-      button.setAttribute("aria-pressed", String(on));
-    }
+    this._markLayout("rings");
     document.documentElement.dataset.layout = "rings";
     return true;
   }
@@ -306,11 +302,16 @@ class SessionApp {
     await this.replay.openRecall(recallId);
   }
 
-  async _layout(name) {
+  /** The toolbar's layout buttons: `name` pressed, the others not. */
+  _markLayout(name) {
     for (const button of document.querySelectorAll("button[data-layout]")) {
       button.classList.toggle("active", button.dataset.layout === name);
       button.setAttribute("aria-pressed", String(button.dataset.layout === name));
     }
+  }
+
+  async _layout(name) {
+    this._markLayout(name);
     this._overlay(gettext("Arranging…"));
     await new Promise((resolve) => setTimeout(resolve, 30)); // let the overlay paint before a long layout
     await this.view.layout(name, { animate: true });

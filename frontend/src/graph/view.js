@@ -365,8 +365,8 @@ export class GraphView {
     this.following.play();
   }
 
-  /** The viewport that frames `eles` with FIT_PADDING (room for the legend) at no more than `maxZoom`: what
-   *  fit() then capZoom() give, as one target an animation can move to without a jump at its end. */
+  /** The viewport that frames `eles` with FIT_PADDING (room for the legend) at no more than `maxZoom`: one
+   *  target that Fit sets and an animation can move to without a jump at its end. */
   framing(eles, maxZoom = 1.4) {
     const cy = this.cy;
     const box = eles.boundingBox();
@@ -429,8 +429,8 @@ export class GraphView {
   fit() {
     this.userMoved = false; // framing everything again: new memories are followed once more
     const visible = this.cy.elements().filter((e) => !e.hasClass("hidden"));
-    this.cy.fit(visible.nonempty() ? visible : undefined, FIT_PADDING);
-    this.capZoom();
+    const framed = visible.nonempty() ? visible : this.cy.elements();
+    if (framed.nonempty()) this.cy.viewport(this.framing(framed));
   }
 
   zoomBy(factor) {
