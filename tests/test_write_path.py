@@ -253,20 +253,36 @@ def test_a_change_about_something_else_does_not_supersede_across_sessions(agent_
     assert not Edge.objects.filter(relation=Relation.SUPERSEDES).exists()
 
 
-def test_a_memory_returning_to_a_topic_of_an_earlier_session_is_linked_to_where_it_came_up(agent_session):
-    """Three rare words in common, weeks apart: the later memory references the one that brought them up."""
-    _send(agent_session, ("user_input", "Maria: The painters at the Hyndland flat are overrunning on the skirting."),
-          ("user_input", "Maria: Also the van for Saturday is booked."), hours_ago=300)
-    later = _second_session(agent_session.project)
-    _send(later, ("user_input", "Maria: Good news, the Hyndland painters finished the skirting at last."),
-          ("user_input", "Maria: The van is sorted too."))
-    first = Memory.objects.get(content__contains="overrunning")
-    back = Memory.objects.get(content__contains="at last")
-    edge = Edge.objects.get(source=first, target=back, relation=Relation.REFERENCES)
-    assert edge.rationale.startswith("returns to") and len(edge.rationale.split(", ")) == 3, edge.rationale
-    assert "hyndland" in edge.rationale and "skirting" in edge.rationale
-    van = Memory.objects.get(content__contains="sorted")
-    assert not Edge.objects.filter(target=van, source__session=agent_session).exists(), "two shared words only"
+def test_a_value_repeated_in_conversation_is_no_dependency_but_a_thought_working_with_a_result_is(agent_session):
+    """Turns that repeat a figure echo it; an agent's thought computing with a tool's figure builds on it."""
+    said, echoed = _send(agent_session, ("user_input", "Raj: Gary quoted £640 for the three fence panels."),
+                         ("user_input", "Hannah: £640 sounds fair, I'll pay my half of the panels."))
+    analysis = _second_session(agent_session.project, "Churn analysis")
+    result, _, thought = _send(
+        analysis, ("tool_result", "4,812 paying customers at the start of Q2."),
+        ("tool_result", "163 test accounts created by the QA team in April."),  # so no "next step" link decides it
+        ("agent_thought", "Without the test accounts 4,812 leaves 4,649 real customers: the base for the churn rate."))
+    links = Edge.objects.filter(source=said.memories.get(), target=echoed.memories.get())
+    assert not links.exclude(relation__in=[Relation.NEXT_IN_SESSION, Relation.SHARES_ENTITY]).exists(), \
+        list(links.values_list("relation", "rationale"))
+    assert result.status == thought.status == "kept", [(i.content, i.status, i.reason) for i in (result, thought)]
+    edge = Edge.objects.get(source=result.memories.get(), target=thought.memories.get(), relation=Relation.REFERENCES)
+    assert "4812" in edge.rationale
+
+
+@pytest.mark.parametrize("old_text, new_text", [
+    ("Hannah: Mick says four weeks for the kitchen, so finished on the 26th of June.",
+     "Hannah: So Mick says the kitchen won't be done on the 26th. More like the 10th of July."),
+    ("阿慧：国际学校的学费问清楚了，一学期两万六，不含午餐和校车",
+     "阿慧：不过国际学校的学费跟开放日说的不一样，通知里写的是一学期两万八"),
+])
+def test_a_value_given_again_differently_supersedes_the_old_one(agent_session, old_text, new_text):
+    """No "changed to" or "改为": the figure or day is just given again, differently, about the same thing."""
+    (old,) = _send(agent_session, ("user_input", old_text), hours_ago=48)
+    (new,) = _send(_second_session(agent_session.project), ("user_input", new_text))
+    old_memory = old.memories.get()
+    assert old_memory.status == "superseded", [(m.content, m.status) for m in Memory.objects.all()]
+    assert Edge.objects.filter(source=old_memory, target=new.memories.get(), relation=Relation.SUPERSEDES).exists()
 
 
 def test_a_change_that_names_the_old_day_supersedes_it_without_a_word_in_common(agent_session):

@@ -22,7 +22,6 @@ from ..models import (
     Entity,
     EntityMention,
     Interaction,
-    InteractionKind,
     InteractionStatus,
     Memory,
     MemoryEmbedding,
@@ -42,16 +41,12 @@ from .rows import memory_columns
 from .scoring import Evidence, Scores, filter_settings, score
 from .snapshots import interaction_snapshot, memory_snapshot
 from .supersede import supersede_apply
-from .telling import telling_terms, topic_antecedent
 from .vector_index import Neighbour, cached_space_for, nearest, vector_literal
 
 logger = logging.getLogger(__name__)
 PROCESSABLE = (InteractionStatus.PENDING, InteractionStatus.FAILED)
 TOP_K_SIMILAR = 3
 SHARED_ENTITY_CANDIDATES = 5
-# What people and agents say returns to earlier topics; tool traffic is linked by its call and values.
-TOPIC_KINDS = {InteractionKind.USER_INPUT, InteractionKind.ASSISTANT_OUTPUT, InteractionKind.AGENT_THOUGHT,
-               InteractionKind.OBSERVATION}
 
 
 def interaction_process(*, interaction_id: int, promoted_by: str | None = None) -> Interaction:
@@ -234,24 +229,9 @@ def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, v
         candidates = _lexically_compared(memory, candidates)
     threshold = float((project.settings or {}).get("edge_confidence_threshold", DEFAULT_EDGE_THRESHOLD))
     adjacent = [Proposal(previous, Relation.NEXT_IN_SESSION, 1.0, "adjacent in the session")] if previous else []
-    proposals = infer(memory, candidates)
-    telling = telling_terms(memory) if interaction.kind in TOPIC_KINDS else None
-    if telling:
-        proposals += _topic_proposal(memory, telling, {p.parent.pk for p in proposals + adjacent})
-    edges_apply(memory, proposals + adjacent, threshold, new_child=True)
-    supersede_apply(memory, dims.attributes, candidates, telling)
+    edges_apply(memory, infer(memory, candidates) + adjacent, threshold, new_child=True)
+    supersede_apply(memory, dims.attributes, candidates)
     return memory
-
-
-def _topic_proposal(memory: Memory, telling: dict[str, float], linked: set[int]) -> list[Proposal]:
-    """A link to where the memory's topic came up, in any session: the candidates above are of this
-    session only, and a conversation returns to the painters or the clutch weeks later."""
-    found = topic_antecedent(memory, telling, linked)
-    if found is None:
-        return []
-    parent = Memory.objects.get(pk=found.memory_id)
-    confidence = round(min(0.85, 0.55 + 0.05 * len(found.shared)), 3)
-    return [Proposal(parent, Relation.REFERENCES, confidence, f"returns to {', '.join(found.shared[:3])}")]
 
 
 def _source_and_vector_add(memory: Memory, interaction: Interaction, space: EmbeddingSpace, vector: Vector) -> None:

@@ -24,7 +24,7 @@ from django.db import connection
 
 from ..models import Edge, EdgeOrigin, EntityMention, Memory, MemoryKind, MemoryStatus, Relation
 from .changelog import ENGINE_ACTOR, change_record
-from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE
+from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE, RESTATED_VALUE_CUE
 from .extraction import MULTI_VALUED, AttributeValue
 from .inference import Candidate
 from .operations import Op
@@ -106,7 +106,7 @@ def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: l
             edge = _supersede(old, memory, f"new {attr.attribute} of {attr.entity}: {attr.value}", 0.9)
             if edge:
                 edges.append(edge)
-    if CHANGE_CUE.search(memory.content) and any(_values(memory, name) for name in VALUE_TYPES):
+    if _says_changed(memory.content) and any(_values(memory, name) for name in VALUE_TYPES):
         telling = telling_terms(memory) if telling is None else telling
         for name, old in _announced_changes(memory, related, telling).items():
             article = "an" if name[0] in "aeiou" else "a"
@@ -114,6 +114,10 @@ def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: l
             if edge:
                 edges.append(edge)
     return edges
+
+
+def _says_changed(content: str) -> bool:
+    return bool(CHANGE_CUE.search(content) or RESTATED_VALUE_CUE.search(content))
 
 
 def _announced_changes(memory: Memory, related: list[Candidate], telling: dict[str, float]) -> dict[str, Memory]:

@@ -1,8 +1,9 @@
 """Telling words: the terms of a memory that few memories of its project hold, weighted by BM25's idf.
 
-Two rules read them. An announced change replaces an earlier value only when the two memories share
-telling words (supersede.py); and a memory that picks up a topic — the same rare words, maybe weeks
-later and in another session — is linked to the memory that brought the topic up (`topic_antecedent`).
+An announced change replaces an earlier value only when the two memories share telling words
+(supersede.py). (A link from a memory to the earlier one that brought up the same rare words, maybe weeks
+later in another session, was tried as a `references` edge: 16 of 114 were labelled dependencies in
+`make eval`, and recall lost nothing without them.)
 A speaker's name or "said" is in many memories of a conversation and tells nothing, so it is left out.
 """
 
@@ -10,18 +11,16 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 
 from django.db import connection
 
-from ..models import Memory, MemoryStatus
+from ..models import Memory
 from .extraction import segment
 from .recall.seeds import TSQUERY_UNSAFE
 from .recall.terms import informative_terms
 
 TELLING_SHARE = 0.03  # a term in more than this share of the project's memories tells nothing…
 TELLING_MIN_COUNT = 5  # …unless the project is small: up to this many memories is always telling
-ANTECEDENT_MIN_SHARED = 3  # `make eval`: with two shared rare words, 2 of 3 such links were coincidences
 
 
 def memory_terms(content: str) -> set[str]:
@@ -75,31 +74,3 @@ def project_size(project_id: int) -> int:
     size = Memory.objects.filter(project_id=project_id).count()
     _sizes[project_id] = (now, size, 1)
     return size
-
-
-@dataclass(frozen=True)
-class Antecedent:
-    memory_id: int
-    shared: tuple[str, ...]  # the telling words both hold, rarest first
-    weight: float  # their summed idf
-
-
-def topic_antecedent(memory: Memory, telling: dict[str, float], exclude: set[int]) -> Antecedent | None:
-    """The earlier active memory of another session of the project sharing the most telling weight with
-    this one (at least ANTECEDENT_MIN_SHARED words), the earliest on a tie: where the topic came up.
-    Within the session the inference candidates cover it. `exclude`: memories already linked to it."""
-    if len(telling) < ANTECEDENT_MIN_SHARED:
-        return None
-    terms = sorted(telling)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT m.id, array_agg(w.t ORDER BY w.w DESC), sum(w.w) FROM {Memory._meta.db_table} m "
-            "JOIN unnest(%s::text[], %s::float8[]) AS w(t, w) ON m.search_vector @@ to_tsquery('simple', w.t) "
-            "WHERE m.project_id = %s AND m.session_id <> %s AND m.status = %s AND m.id <> ALL(%s) "
-            "AND m.occurred_at <= %s "
-            "AND m.search_vector @@ to_tsquery('simple', %s) "
-            "GROUP BY m.id, m.occurred_at HAVING count(*) >= %s ORDER BY sum(w.w) DESC, m.occurred_at, m.id LIMIT 1",
-            [terms, [telling[t] for t in terms], memory.project_id, memory.session_id, MemoryStatus.ACTIVE,
-             sorted(exclude | {memory.pk}), memory.occurred_at, " | ".join(terms), ANTECEDENT_MIN_SHARED])
-        row = cursor.fetchone()
-    return Antecedent(row[0], tuple(row[1]), round(float(row[2]), 3)) if row else None
