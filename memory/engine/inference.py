@@ -3,9 +3,10 @@
 Candidates: the most similar memories of the session, memories sharing an entity, and the previous
 memory. Each candidate gets one relation or none, with a confidence and a rationale: offline rules
 (English and Chinese causal cue words, tool call/result pairing, decisions resting on earlier
-decisions, reused values) or an LLM when configured. Edges at or above the project's confidence
-threshold are applied; weaker ones are kept as proposals (needs_review). Human decisions win: a pair
-with a human edge, or an edge a human rejected, is never re-inferred.
+decisions, values an agent's thought or tool call reuses) or an LLM when configured. Edges at or
+above the project's confidence threshold are applied; weaker ones are kept as proposals
+(needs_review). Human decisions win: a pair with a human edge, or an edge a human rejected, is never
+re-inferred.
 """
 
 from __future__ import annotations
