@@ -93,9 +93,8 @@ class Replaceable:
         return (self.restated, self.shared_weight, self.close, self.memory.occurred_at, self.memory.pk)
 
 
-def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: list[Candidate],
-                    telling: dict[str, float] | None = None) -> list[Edge]:
-    """`telling`: the memory's telling terms when the caller has them already (else looked up if needed)."""
+def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: list[Candidate]) -> list[Edge]:
+    """Telling terms are looked up only for a memory that says a value changed: few do, and it costs a query."""
     if asks_or_confirms(memory):
         return []  # "is your phone still 138…?" names a value without changing it
     edges = []
@@ -107,8 +106,7 @@ def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: l
             if edge:
                 edges.append(edge)
     if _says_changed(memory.content) and any(_values(memory, name) for name in VALUE_TYPES):
-        telling = telling_terms(memory) if telling is None else telling
-        for name, old in _announced_changes(memory, related, telling).items():
+        for name, old in _announced_changes(memory, related, telling_terms(memory)).items():
             article = "an" if name[0] in "aeiou" else "a"
             edge = _supersede(old, memory, f"announced change of {article} {name[:-1]} value", 0.7)
             if edge:
