@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
+from scipy.spatial import cKDTree
 
 from memory.engine import layout
 from memory.engine.ingest import InteractionInput, interactions_accept
@@ -215,8 +216,33 @@ def test_force_layout_is_fast_enough(nodes):
     assert seconds < 5.0
     points = np.asarray(list(positions.values()))
     lengths = [math.dist(positions[a], positions[b]) for a, b, _ in edges]
-    assert abs(float(np.median(lengths)) - layout.UNIT) < 1.0  # scaled to the unit
+    assert float(np.median(lengths)) >= layout.UNIT - 1.0  # scaled to the unit at least (clumps are spread)
     assert len({tuple(p) for p in points}) == nodes
+
+
+def nearest_gaps(positions: dict) -> np.ndarray:
+    points = np.asarray(list(positions.values()), dtype=float)
+    return cKDTree(points).query(points, k=2)[0][:, 1]
+
+
+@pytest.mark.parametrize("nodes,edges", [(30, 200), (120, 400), (1000, 2000)])
+def test_force_layout_draws_no_node_over_another(nodes, edges):
+    # Dense topics pull force layouts into clumps; an edge between overlapping nodes cannot even be drawn
+    # (Cytoscape warns "invalid endpoints"), and the nodes cannot be read or clicked.
+    ids, pairs = synthetic_graph(nodes, edges, seed=nodes)
+    positions = layout.force_layout(ids, pairs, seed=1)
+    assert nearest_gaps(positions).min() >= layout.MIN_GAP * 0.99
+
+
+def test_separate_parts_nodes_drawn_on_the_same_spot():
+    coords = np.zeros((6, 2))
+    coords[5] = (500.0, 0.0)
+    parted = layout.separate(coords, 48.0)
+    gaps = cKDTree(parted).query(parted, k=2)[0][:, 1]
+    assert gaps.min() >= 48.0 * 0.99
+    centre = parted[:5].mean(axis=0)
+    assert np.linalg.norm(parted[:5] - centre, axis=1).max() < 3 * 48.0  # the clump opened into a small cluster
+    assert parted[5][0] > parted[:5, 0].max()  # and the node apart from it stays apart, on its side
 
 
 def test_place_near_puts_nodes_beside_their_neighbours_without_overlap():

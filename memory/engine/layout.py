@@ -15,8 +15,9 @@ has none in memory, the same way the write side will. Writing happens after the 
 - when the incrementally placed nodes exceed STALE_FRACTION of the last full layout: a full
   recompute (also on demand with `manage.py graph_layout`).
 
-Coordinates are in layout units scaled so a typical edge is UNIT long, centred on (0, 0); the
-browser fits them to its viewport.
+Coordinates are in layout units scaled so a typical edge is UNIT long (longer where a clump had to
+be spread so no two nodes are closer than MIN_GAP), centred on (0, 0); the browser fits them to its
+viewport.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ UNIT = 80.0  # layout units per typical edge (≈ pixels at zoom 1)
 GRID_FROM = 500  # nodes from which the grid variant of FR (repulsion from nearby cells only) is used
 ITERATIONS = 500
 STALE_FRACTION = 0.3
+MIN_GAP = 0.6 * UNIT  # centre to centre: the largest node is 42 px wide (and the browser only ever spreads)
+SEPARATION_ROUNDS = 200
+CROWDED_SHARE = 0.1  # when this share of nodes sits closer than MIN_GAP to another, the whole drawing grows
 GOLDEN_ANGLE = math.pi * (3 - math.sqrt(5))
 LOCK_NAMESPACE = 0x4C59  # "LY": advisory locks of layout computations, one per session
 Position = tuple[float, float]
@@ -66,7 +70,7 @@ def _session_edges(session_id: int, nodes: Iterable[int] | None = None) -> list[
 
 
 def force_layout(nodes: list[int], edges: list[tuple[int, int, float]], *, seed: int = 0) -> dict[int, Position]:
-    """Fruchterman-Reingold positions, centred, scaled so the median edge is UNIT long. Pure."""
+    """Fruchterman-Reingold positions, centred, scaled so the median edge is UNIT long, clumps spread. Pure."""
     if not nodes:
         return {}
     if len(nodes) == 1:
@@ -84,7 +88,40 @@ def force_layout(nodes: list[int], edges: list[tuple[int, int, float]], *, seed:
     coords -= coords.mean(axis=0)
     typical = _typical_length(coords, pairs)
     coords *= UNIT / typical if typical > 0 else 1.0
+    coords = separate(coords, MIN_GAP)
     return {node: (round(float(x), 2), round(float(y), 2)) for node, (x, y) in zip(nodes, coords, strict=True)}
+
+
+def separate(coords: np.ndarray, gap: float, *, rounds: int = SEPARATION_ROUNDS) -> np.ndarray:
+    """The same drawing with no two nodes closer than `gap`. Pure.
+
+    Force layouts pull a dense cluster into a clump: nodes drawn over each other cannot be read or
+    clicked, and an edge between overlapping nodes cannot be drawn at all. Each round pushes every
+    pair that is too close apart along the line between them, each by half of what is missing.
+    """
+    coords = np.array(coords, dtype=float)
+    if len(coords) < 2:
+        return coords
+    nearest = cKDTree(coords).query(coords, k=2)[0][:, 1]
+    crowded = float(np.quantile(nearest, CROWDED_SHARE))
+    if crowded < gap:  # most of the drawing is a clump: give it room as a whole before pushing pairs apart
+        coords *= gap / max(crowded, gap / 8)
+    for round_number in range(rounds):
+        pairs = cKDTree(coords).query_pairs(gap * 1.001, output_type="ndarray")
+        if not len(pairs):
+            break
+        delta = coords[pairs[:, 1]] - coords[pairs[:, 0]]
+        distance = np.linalg.norm(delta, axis=1)
+        same = distance < 1e-9  # on top of each other: part them in a direction that differs per pair
+        angles = (pairs[same, 0] + round_number) * GOLDEN_ANGLE
+        delta[same] = np.column_stack([np.cos(angles), np.sin(angles)])
+        distance[same] = 1.0
+        push = (delta / distance[:, None]) * ((gap * 1.01 - np.where(same, 0.0, distance)) / 2)[:, None]
+        moves = np.zeros_like(coords)
+        np.add.at(moves, pairs[:, 1], push)
+        np.add.at(moves, pairs[:, 0], -push)
+        coords += moves
+    return coords
 
 
 def _typical_length(coords: np.ndarray, pairs: list[tuple[int, int, float]]) -> float:
@@ -194,7 +231,7 @@ def place_near(order: list[int], neighbours: dict[int, set[int]], known: dict[in
     """Positions for new nodes, each beside the centroid of its placed neighbours. Pure.
 
     A node with no placed neighbour goes just outside the drawing. Each candidate spot is tried
-    at golden-angle turns until it is at least half a unit from every node, so nothing overlaps.
+    at golden-angle turns until it is at least MIN_GAP (scaled to `unit`) from every node, so nothing overlaps.
     """
     points = np.asarray(list(known.values()), dtype=float).reshape(-1, 2)
     tree = cKDTree(points) if len(points) else None
@@ -212,7 +249,7 @@ def place_near(order: list[int], neighbours: dict[int, set[int]], known: dict[in
             anchor, distance = centre, radius + unit
         spot = anchor + distance * np.array([math.cos(angle), math.sin(angle)])
         for attempt in range(1, 24):
-            if _free(spot, tree, new_points, unit / 2):
+            if _free(spot, tree, new_points, MIN_GAP * unit / UNIT):
                 break
             angle += GOLDEN_ANGLE
             spot = anchor + distance * (1 + attempt / 8) * np.array([math.cos(angle), math.sin(angle)])
