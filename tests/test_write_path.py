@@ -351,6 +351,24 @@ def test_one_travellers_new_value_does_not_replace_anothers(agent_session):
     assert [(e.source.content[:16], e.target_id) for e in edges] == [("Hello, Tom Becke", changed.pk)]
 
 
+def test_a_named_persons_own_value_in_another_session_is_replaced_by_their_new_one(agent_session):
+    """Across sessions "my phone" is replaced only when both sides are known to be the same person."""
+    kenji, sofia = _send(
+        agent_session,
+        ("user_input", "Hi, this is Kenji Sato. If the hotel needs me, my mobile is +81 90 1234 5678."),
+        ("user_input", "Hi, this is Sofia Rossi. For my booking, my mobile is +39 347 555 0101."), hours_ago=48)
+    later = _second_session(agent_session.project)
+    (new,) = _send(later, ("user_input", "Hello, Kenji Sato again. My mobile number has changed: "
+                                         "the new one is +81 90 8765 4321."))
+    old, other, changed = kenji.memories.get(), sofia.memories.get(), new.memories.get()
+    old.refresh_from_db()
+    other.refresh_from_db()
+    assert old.status == "superseded" and other.status == "active" and changed.status == "active"
+    edge = Edge.objects.get(relation=Relation.SUPERSEDES)
+    assert (edge.source_id, edge.target_id) == (old.pk, changed.pk)
+    assert edge.rationale.startswith("new phone of user")
+
+
 def test_a_users_value_in_another_session_is_not_replaced_even_by_an_announced_change(agent_session):
     """One project's agent serves many people: "my number changed" in one session says nothing about whose
     number was given in another (the demo's live session once replaced ten travellers' dates at once)."""

@@ -2,8 +2,9 @@
 
 Two rules, both narrow on purpose, so unrelated memories are never invalidated:
 - attributes: the same (entity, attribute) with another value: named entities across the project;
-  the user's own attributes ("my phone") within the session, and only when both are about the same
-  person (subjects.py: one session of a travel desk serves many travellers);
+  the user's own attributes ("my phone") within the session when both are about the same person
+  (subjects.py: one session of a travel desk serves many travellers), and across sessions only when
+  both are known to be about the same person ("Kenji Sato again: my mobile number has changed");
 - announced changes: a memory that says a value changed ("moved to", "new total", "改为", "挪到") and
   is closely related to an earlier one whose value of the same type (number, date, time, amount) it
   replaces. The earlier one may be in any session of the project: in a conversation over weeks the
@@ -48,10 +49,6 @@ def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
         project_id=memory.project_id, status=MemoryStatus.ACTIVE,
         dimensions__attributes__contains=[{"entity": attr.entity, "attribute": attr.attribute}],
     ).exclude(pk=memory.pk).exclude(kind__in=NEVER_SUPERSEDED_KINDS)
-    if attr.entity == USER_ENTITY:
-        # "my phone" in another session may be another user's: one project's agent serves many people, and a
-        # change cue does not say whose ("move the stay to 9-13 September" replaced ten travellers' dates)
-        queryset = queryset.filter(session_id=memory.session_id)
     latest = reversed(list(queryset.order_by("-occurred_at", "-id")[:MAX_OLDER_VALUES]))
     older = [
         old for old in latest
@@ -62,7 +59,11 @@ def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
     if attr.entity != USER_ENTITY or not older:
         return older  # a named owner ("Maria's phone") is the subject already
     people = subjects_of([memory, *older], first_person=True)
-    return [old for old in older if same_subject(people[old.pk], people[memory.pk])]
+    # "my phone" in another session may be another user's: one project's agent serves many people, and a
+    # change cue does not say whose ("move the stay to 9-13 September" replaced ten travellers' dates).
+    # Across sessions the same person must be known on both sides.
+    return [old for old in older if same_subject(people[old.pk], people[memory.pk]) and (
+        old.session_id == memory.session_id or people[old.pk] & people[memory.pk])]
 
 
 VALUE_TYPES = ("numbers", "dates", "times", "amounts")
