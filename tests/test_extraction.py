@@ -266,6 +266,21 @@ def test_new_phone_number_in_chinese():
     assert before.value == "+8613800138000" and after.value == "+8613911223344"
 
 
+@pytest.mark.parametrize(("text", "value"), [
+    ("Tom: my number's 07700 900316 if the garage needs me.", "07700900316"),
+    ("Raj: His new number is 0117 496 0734. The old one goes to a call centre.", "01174960734"),
+    ("You can call the office on 020-7946-0958.", "02079460958"),
+])
+def test_a_number_in_national_format_is_a_phone(text, value):
+    found = dims(text)
+    assert ("user", "phone", value) in attrs(found) and found.numbers == []
+
+
+@pytest.mark.parametrize("text", ["Order 0123 4567 has shipped.", "Reference 01234-5678-9012, version 0.12 345."])
+def test_short_or_long_zero_led_groups_are_no_phone(text):
+    assert not [a for a in dims(text).attributes if a.attribute == "phone"]
+
+
 def test_a_change_from_one_number_to_another_keeps_only_the_new_one():
     assert attrs(dims("Please change my number from 138 0013 8000 to 139 1234 5678")) == {
         ("user", "phone", "+8613912345678")}

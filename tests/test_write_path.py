@@ -369,6 +369,32 @@ def test_a_named_persons_own_value_in_another_session_is_replaced_by_their_new_o
     assert edge.rationale.startswith("new phone of user")
 
 
+def test_a_speakers_new_number_in_national_format_replaces_their_old_one(agent_session):
+    (first,) = _send(agent_session, ("user_input", "Tom: my number's 07700 900316 if the garage needs me."),
+                     hours_ago=48)
+    later = _second_session(agent_session.project)
+    (second,) = _send(later, ("user_input", "Tom: I'm switching to a new number from tomorrow: 07700 900845."))
+    old = first.memories.get()
+    old.refresh_from_db()
+    assert old.status == "superseded" and second.memories.get().status == "active"
+    # read as a phone, not as the numbers 7700 and 900316
+    assert Edge.objects.get(source=old, relation=Relation.SUPERSEDES).rationale == "new phone of user: 07700900845"
+
+
+def test_a_tools_quote_does_not_replace_the_constraint_it_answers(agent_session):
+    """"素食可以在标准桌内换成素食套餐" swaps a dish, it changes no budget: a tool's result never replaces what
+    someone requires (it had replaced the event's constraints and hid them from recall)."""
+    (constraint,) = _send(agent_session, ("agent_thought", "约束：1 月 18 日晚，杭州，预算 15 万元，120 人，清真 8 人、"
+                                                           "素食 5 人，需要舞台和 LED 屏。"), hours_ago=2)
+    _send(agent_session, ("tool_call", "venue_quote(city='杭州', guests=120)"),
+          ("tool_result", "报价：标准桌餐 2,880 元/桌（10 人）；清真桌由场地合作的清真餐厅单独出餐，3,200 元/桌；"
+                          "素食可以在标准桌内换成素食套餐，不加价。"))
+    memory = constraint.memories.get()
+    memory.refresh_from_db()
+    assert memory.kind == "constraint" and memory.status == "active"
+    assert not Edge.objects.filter(source=memory, relation=Relation.SUPERSEDES).exists()
+
+
 def test_a_users_value_in_another_session_is_not_replaced_even_by_an_announced_change(agent_session):
     """One project's agent serves many people: "my number changed" in one session says nothing about whose
     number was given in another (the demo's live session once replaced ten travellers' dates at once)."""

@@ -14,7 +14,8 @@ Two rules, both narrow on purpose, so unrelated memories are never invalidated:
   is replaced, per value type: the one whose value is restated, else the one sharing most of the
   telling words, else the latest.
 The old memory stays, marked superseded (out of default recall), linked by a `supersedes` edge.
-A question or a confirmation ("is it still the 14th?", "还是14号吗？") never supersedes anything.
+A question or a confirmation ("is it still the 14th?", "还是14号吗？") never supersedes anything, and a
+tool's result never replaces a constraint (only whoever requires something changes it).
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ from .telling import memory_terms, telling_terms
 USER_ENTITY = "user"
 # Tool traffic records what was done with a value at the time; a later value does not make it stale.
 NEVER_SUPERSEDED_KINDS = {MemoryKind.ACTION, MemoryKind.RESULT}
+# What someone requires changes only when they say so: a venue's quote ("素食可以换成素食套餐，不加价") is no
+# new value of the event's budget, and had replaced the constraint that set it.
+REPLACES_NO_CONSTRAINT = {MemoryKind.RESULT}
 MAX_ATTRIBUTES_OF_SUPERSEDED = 2  # a memory about many things is not replaced by a change of one
 # The latest earlier values looked at, so the check stays cheap: a session where one desk books for many
 # travellers keeps hundreds of "my phone" values active, one per person; a person's own older value was
@@ -48,7 +52,7 @@ def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
     queryset = Memory.objects.filter(
         project_id=memory.project_id, status=MemoryStatus.ACTIVE,
         dimensions__attributes__contains=[{"entity": attr.entity, "attribute": attr.attribute}],
-    ).exclude(pk=memory.pk).exclude(kind__in=NEVER_SUPERSEDED_KINDS)
+    ).exclude(pk=memory.pk).exclude(kind__in=_kinds_it_cannot_replace(memory))
     latest = reversed(list(queryset.order_by("-occurred_at", "-id")[:MAX_OLDER_VALUES]))
     older = [
         old for old in latest
@@ -64,6 +68,12 @@ def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
     # Across sessions the same person must be known on both sides.
     return [old for old in older if same_subject(people[old.pk], people[memory.pk]) and (
         old.session_id == memory.session_id or people[old.pk] & people[memory.pk])]
+
+
+def _kinds_it_cannot_replace(memory: Memory) -> set[str]:
+    if memory.kind in REPLACES_NO_CONSTRAINT:
+        return NEVER_SUPERSEDED_KINDS | {MemoryKind.CONSTRAINT}
+    return NEVER_SUPERSEDED_KINDS
 
 
 VALUE_TYPES = ("numbers", "dates", "times", "amounts")
@@ -131,7 +141,7 @@ def _announced_changes(memory: Memory, related: list[Candidate], telling: dict[s
     chosen: dict[str, Replaceable] = {}
     for old in pool.values():
         later = old.occurred_at > memory.occurred_at
-        if old.status != MemoryStatus.ACTIVE or old.kind in NEVER_SUPERSEDED_KINDS or later:
+        if old.status != MemoryStatus.ACTIVE or old.kind in _kinds_it_cannot_replace(memory) or later:
             continue
         item = _replaceable(old, memory, telling, close=old.pk in close, names=names)
         if not item.tied():

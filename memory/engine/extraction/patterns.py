@@ -172,6 +172,10 @@ def scan_paths(text: str, mask: Mask) -> list[Hit]:
 CN_MOBILE_RE = re.compile(r"(?<![\d+])(?:(?:\+|00)86[\s-]?)?1[3-9]\d(?:[\s-]?\d){8}(?!\d)")
 INTL_PHONE_RE = re.compile(r"(?<![\w+])\+\d{1,3}[\s-]?(?:\(\d{1,4}\)[\s-]?)?\d{1,5}(?:[\s-]?\d{2,5}){1,4}(?!\d)")
 CN_LANDLINE_RE = re.compile(r"(?<![\d-])0\d{2,3}-\d{7,8}(?!\d)")
+# A number in national format, trunk prefix 0 and 10-11 digits in groups: "07700 900316", "0117 496 0182",
+# "020 7946 0958". Without it a British number read as three numbers, and a new one replaced nothing.
+NATIONAL_PHONE_RE = re.compile(r"(?<![\w+.,/-])0\d{2,4}(?:[ -]\d{3,6}){1,2}(?![\w.,/-]?\d)")
+NATIONAL_DIGITS = (10, 11)
 
 
 def normalize_phone(raw: str) -> str:
@@ -189,11 +193,13 @@ def normalize_phone(raw: str) -> str:
 
 def scan_phones(text: str, mask: Mask) -> list[Hit]:
     hits = []
-    for pattern in (CN_MOBILE_RE, INTL_PHONE_RE, CN_LANDLINE_RE):
+    for pattern in (CN_MOBILE_RE, INTL_PHONE_RE, CN_LANDLINE_RE, NATIONAL_PHONE_RE):
         for m in pattern.finditer(text):
             raw = m.group().strip()
             digits = sum(ch.isdigit() for ch in raw)
             if not 7 <= digits <= 15 or not mask.free(m.start(), m.end()):
+                continue
+            if pattern is NATIONAL_PHONE_RE and digits not in NATIONAL_DIGITS:
                 continue
             mask.take(m.start(), m.end())
             hits.append(Hit("phone", m.start(), m.end(), raw, normalize_phone(raw)))
