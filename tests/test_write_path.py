@@ -395,20 +395,25 @@ def test_a_tools_quote_does_not_replace_the_constraint_it_answers(agent_session)
     assert not Edge.objects.filter(source=memory, relation=Relation.SUPERSEDES).exists()
 
 
-def test_one_speakers_change_does_not_replace_another_speakers_plan(agent_session):
-    """A transcript's people each announce changes to their own plans."""
-    (hers,) = _send(agent_session, ("user_input", "Maria: Got my ticket! The York train on the 12th of February, "
-                                                  "the 08:05 from Leeds."), hours_ago=48)
+@pytest.mark.parametrize(("first", "other", "own"), [
+    ("Maria: Got my ticket! The York train on the 12th of February, the 08:05 from Leeds.",
+     "Tom: I've changed my York train ticket from Leeds: moved to the 14th of February, the 08:40.",
+     "Maria: Mine's moved too: the York train from Leeds is now on the 15th of February."),
+    ("阿慧：抢到了！2月12号成都东到长沙南的高铁，早上八点零五的，三张",
+     "小敏：我刚在12306上改了成都东到长沙南的高铁，换成14号早上八点四十的",
+     "阿慧：我这边成都东到长沙南的高铁也改签了，换成15号的"),
+], ids=["en", "zh"])
+def test_one_speakers_change_does_not_replace_another_speakers_plan(agent_session, first, other, own):
+    """A transcript's people each announce changes to their own plans ("小敏：…" too, with no space)."""
+    (hers,) = _send(agent_session, ("user_input", first), hours_ago=48)
     later = _second_session(agent_session.project)
-    _send(later, ("user_input", "Tom: I've changed my York train ticket from Leeds: moved to the 14th of February, "
-                                "the 08:40."))
-    (own,) = _send(later, ("user_input", "Maria: Mine's moved too: the York train from Leeds is now on the 15th "
-                                         "of February."))
+    _send(later, ("user_input", other))
+    (own,) = _send(later, ("user_input", own))
     memory = hers.memories.get()
     memory.refresh_from_db()
     assert memory.status == "superseded"
     (edge,) = Edge.objects.filter(source=memory, relation=Relation.SUPERSEDES)
-    assert edge.target_id == own.memories.get().pk, "Tom's rebooking is no new value of Maria's train"
+    assert edge.target_id == own.memories.get().pk, "the other speaker's rebooking is no new value of hers"
 
 
 def test_a_users_value_in_another_session_is_not_replaced_even_by_an_announced_change(agent_session):
