@@ -8,6 +8,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from memory.engine import supersede
 from memory.engine.inference import Proposal, edges_apply
 from memory.engine.ingest import InteractionInput, interactions_accept
 from memory.engine.projects import session_create
@@ -414,6 +415,19 @@ def test_one_speakers_change_does_not_replace_another_speakers_plan(agent_sessio
     assert memory.status == "superseded"
     (edge,) = Edge.objects.filter(source=memory, relation=Relation.SUPERSEDES)
     assert edge.target_id == own.memories.get().pk, "the other speaker's rebooking is no new value of hers"
+
+
+def test_a_users_own_old_value_is_found_however_many_other_sessions_gave_one_since(agent_session):
+    """Other sessions' values may fill the latest MAX_OLDER_VALUES; the session's own old one still counts."""
+    (first,) = _send(agent_session, ("user_input", "Please note my mobile is +44 7700 900123."), hours_ago=72)
+    for n in range(supersede.MAX_OLDER_VALUES + 1):
+        _send(_second_session(agent_session.project, f"Traveller {n}"),
+              ("user_input", f"Please note my mobile is +44 7700 901{n:03d}."), hours_ago=48)
+    _send(agent_session, ("user_input", "My mobile number has changed: the new one is +44 7700 900456."))
+    old = first.memories.get()
+    old.refresh_from_db()
+    assert old.status == "superseded"
+    assert Memory.objects.filter(project=agent_session.project, status="superseded").count() == 1
 
 
 def test_a_users_value_in_another_session_is_not_replaced_even_by_an_announced_change(agent_session):

@@ -53,7 +53,12 @@ def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
         project_id=memory.project_id, status=MemoryStatus.ACTIVE,
         dimensions__attributes__contains=[{"entity": attr.entity, "attribute": attr.attribute}],
     ).exclude(pk=memory.pk).exclude(kind__in=_kinds_it_cannot_replace(memory))
-    latest = reversed(list(queryset.order_by("-occurred_at", "-id")[:MAX_OLDER_VALUES]))
+    if attr.entity == USER_ENTITY:  # the session's own latest values, then the other sessions' latest
+        here = queryset.filter(session_id=memory.session_id)
+        latest = sorted(_latest(here) + _latest(queryset.exclude(session_id=memory.session_id)),
+                        key=lambda m: (m.occurred_at, m.pk))
+    else:
+        latest = _latest(queryset)
     older = [
         old for old in latest
         if len({a.get("attribute") for a in old.dimensions.get("attributes", [])}) <= MAX_ATTRIBUTES_OF_SUPERSEDED
@@ -68,6 +73,10 @@ def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
     # Across sessions the same person must be known on both sides.
     return [old for old in older if same_subject(people[old.pk], people[memory.pk]) and (
         old.session_id == memory.session_id or people[old.pk] & people[memory.pk])]
+
+
+def _latest(queryset) -> list[Memory]:
+    return list(reversed(queryset.order_by("-occurred_at", "-id")[:MAX_OLDER_VALUES]))
 
 
 def _kinds_it_cannot_replace(memory: Memory) -> set[str]:
