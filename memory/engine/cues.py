@@ -57,24 +57,16 @@ ASKS_OR_CONFIRMS = re.compile(
     r"[?？]\s*$|[吗呢]\s*[。！!]?\s*$|\b(is it still|are we still|still on for|right\?|correct\?|just to confirm|"
     r"confirm(ing)? (that|the))\b|还是.{0,12}[吗吧]|对吧|是吧|没错吧|确认一下", re.I)
 # "Maria: …" / "小敏： …": the turn's speaker, as a conversation transcript labels it. A colon counts only with a
-# space after it: "小敏：姐…" is not read as labelled here, since "约束：…" and "报价：…" headings would be too;
-# reading both as speakers everywhere cost chain recall in `make eval` (far@5 0.185 -> 0.130). Supersede reads
-# "小敏：" as a speaker where 小敏 is a person the turn mentions (LOOSE_LABEL).
-SPEAKER_LABEL = re.compile(r"^\s*([^\s:：]{1,40})\s*[:：]\s")
-# Any label before a colon, a space after it or not ("小敏：姐…", but also "约束：…"): a speaker only where the
-# label names a person the turn mentions (supersede.py checks the entities).
-LOOSE_LABEL = re.compile(r"^\s*([^\s:：]{1,40})\s*[:：]")
+# space after it unless the caller checks the label is a person: "约束：…" and "报价：…" are headings, and reading
+# every "X：" as a speaker cost chain recall in `make eval` (far@5 0.185 -> 0.130).
+SPEAKER_LABEL = re.compile(r"^\s*([^\s:：]{1,40})\s*[:：](\s?)")
 
 
-def loose_label(content: str) -> str | None:
-    label = LOOSE_LABEL.match(content)
-    return label.group(1).casefold() if label else None
-
-
-def speaker_label(content: str) -> str | None:
-    """The transcript speaker a turn opens with, case-folded like an entity's normalised name."""
+def speaker_label(content: str, *, spaced: bool = True) -> str | None:
+    """The transcript speaker a turn opens with, case-folded like an entity's normalised name.
+    `spaced=False` also takes "小敏：姐…" (no space after the colon), for callers that check it is a person."""
     label = SPEAKER_LABEL.match(content)
-    return label.group(1).casefold() if label else None
+    return label.group(1).casefold() if label and (label.group(2) or not spaced) else None
 
 
 NORMALIZE_RE = re.compile(r"[\s\W_]+", re.UNICODE)

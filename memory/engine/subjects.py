@@ -53,6 +53,15 @@ def _context_people(memory: Memory) -> set[str]:
     return set()
 
 
+def speakers_of(memories: list[Memory]) -> dict[int, str | None]:
+    """Per memory, who says it in a transcript: "Maria: …", or "小敏：…" (no space) when 小敏 is a person the
+    turn mentions, so the heading "约束：…" is no speaker. One query, for the memories with such a label only."""
+    labels = {m.pk: speaker_label(m.content, spaced=False) for m in memories}
+    people = named_people([pk for pk, label in labels.items() if label]) if any(labels.values()) else {}
+    return {m.pk: speaker_label(m.content) or (labels[m.pk] if labels[m.pk] in people.get(m.pk, set()) else None)
+            for m in memories}
+
+
 def same_subject(old_people: set[str], new_people: set[str]) -> bool:
     """False only when both are known to be about someone and they share nobody."""
     return not old_people or not new_people or bool(old_people & new_people)

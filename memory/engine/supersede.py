@@ -26,13 +26,13 @@ from django.db import connection
 
 from ..models import Edge, EdgeOrigin, EntityMention, Memory, MemoryKind, MemoryStatus, Relation
 from .changelog import ENGINE_ACTOR, change_record
-from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE, RESTATED_VALUE_CUE, loose_label, speaker_label
+from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE, RESTATED_VALUE_CUE
 from .extraction import MULTI_VALUED, AttributeValue
 from .inference import Candidate
 from .operations import Op
 from .recall.seeds import Scope, lexical_fragment
 from .snapshots import edge_snapshot, memory_snapshot
-from .subjects import named_people, same_subject, subjects_of
+from .subjects import same_subject, speakers_of, subjects_of
 from .telling import memory_terms, telling_terms
 
 USER_ENTITY = "user"
@@ -71,8 +71,8 @@ def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
     # "my phone" in another session may be another user's: one project's agent serves many people, and a
     # change cue does not say whose ("move the stay to 9-13 September" replaced ten travellers' dates).
     # Across sessions the same person must be known on both sides.
-    return [old for old in older if same_subject(people[old.pk], people[memory.pk]) and (
-        old.session_id == memory.session_id or people[old.pk] & people[memory.pk])]
+    return [old for old in older if (same_subject(people[old.pk], people[memory.pk])
+                                     if old.session_id == memory.session_id else people[old.pk] & people[memory.pk])]
 
 
 def _latest(queryset) -> list[Memory]:
@@ -148,13 +148,13 @@ def _announced_changes(memory: Memory, related: list[Candidate], telling: dict[s
     pool = {c.memory.pk: c.memory for c in related} | {m.pk: m for m in _project_matches(memory)}
     names = _telling_names(memory, list(pool), telling)
     chosen: dict[str, Replaceable] = {}
-    speakers = _speakers([memory, *pool.values()])
+    speakers = speakers_of([memory, *pool.values()])
     for old in pool.values():
         later = old.occurred_at > memory.occurred_at
         if old.status != MemoryStatus.ACTIVE or old.kind in _kinds_it_cannot_replace(memory) or later:
             continue
         if None not in (speakers[old.pk], speakers[memory.pk]) and speakers[old.pk] != speakers[memory.pk]:
-            continue  # each person of a transcript announces changes to their own plans
+            continue  # each person of a transcript announces changes to their own plans (51 of the 54 labelled)
         item = _replaceable(old, memory, telling, close=old.pk in close, names=names)
         if not item.tied():
             continue
@@ -162,16 +162,6 @@ def _announced_changes(memory: Memory, related: list[Candidate], telling: dict[s
             if name not in chosen or item.rank() > chosen[name].rank():
                 chosen[name] = item
     return {name: item.memory for name, item in chosen.items()}
-
-
-def _speakers(memories: list[Memory]) -> dict[int, str | None]:
-    """Per memory, who says it in a transcript: "Maria: …", or "小敏：…" when 小敏 is a person the turn
-    mentions ("约束：…" is a heading). Ah Hui's train on the 12th is not replaced by Xiaomin rebooking hers to
-    the 14th: 51 of the 54 labelled changes in the conversations are one speaker's own."""
-    loose = {m.pk: loose_label(m.content) for m in memories}
-    people = named_people([pk for pk, label in loose.items() if label]) if any(loose.values()) else {}
-    return {m.pk: speaker_label(m.content) or (loose[m.pk] if loose[m.pk] in people.get(m.pk, set()) else None)
-            for m in memories}
 
 
 def _replaceable(old: Memory, new: Memory, telling: dict[str, float], *, close: bool,
