@@ -422,6 +422,7 @@ def diagnose(project, space, queries: list[str], vectors: list, pool_size: int =
     from django.db import connection
 
     from memory.engine.recall.seeds import Scope, lexical_query, rankings
+    from memory.engine.recall.terms import scope_rows
 
     scope = Scope(project, None, ("active",), False)
     latencies, matched = [], []
@@ -430,7 +431,7 @@ def diagnose(project, space, queries: list[str], vectors: list, pool_size: int =
         t0 = time.perf_counter()
         rankings(fragments)
         latencies.append((time.perf_counter() - t0) * 1000)
-        raw = lexical_query(text)
+        raw = lexical_query(text, scope_rows(project.pk))
         if raw:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT count(*) FROM memory_memory WHERE project_id = %s AND "

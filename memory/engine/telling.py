@@ -36,10 +36,10 @@ def telling_terms(memory: Memory) -> dict[str, float]:
     Only the terms full-text search would use are counted (recall/terms.py: the rarest, within a budget
     of rows), each count stops one past the telling limit, and the project's size is recounted only now
     and then (project_size): on a large project the counts must not cost more than the rest of the write path."""
-    terms = sorted(informative_terms(memory_terms(memory.content)))
+    total = project_size(memory.project_id)
+    terms = sorted(informative_terms(memory_terms(memory.content), total))
     if not terms:
         return {}
-    total = project_size(memory.project_id)
     limit = int(max(TELLING_MIN_COUNT, TELLING_SHARE * total))
     # One small index lookup per term, stopping one past the limit (a statement joining all the terms
     # had the planner scan the whole project when its statistics were older than the project).

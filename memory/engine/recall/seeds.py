@@ -19,7 +19,7 @@ from ...providers.base import Vector
 from ..extraction import segment
 from ..vector_index import search_statement
 from .config import RecallConfig
-from .terms import informative_terms
+from .terms import informative_terms, scope_rows
 
 TSQUERY_UNSAFE = re.compile(r"[^\w\u4e00-\u9fff]+")
 MENTIONS_PER_ENTITY = 200  # newest mentions only: a very common entity must not scan the project
@@ -92,34 +92,32 @@ def vector_fragment(scope: Scope, space: EmbeddingSpace, vector: Vector, limit: 
     return Fragment("vector", f"SELECT memory_id AS id, at, importance FROM ({sql}) v", params, limit)
 
 
-def lexical_terms(text: str) -> list[str]:
-    """The query's informative segmented terms, safe for to_tsquery (Chinese via jieba)."""
+def lexical_terms(text: str, scope: int | None = None) -> list[str]:
+    """The query's informative segmented terms, safe for to_tsquery (Chinese via jieba), for a search of
+    `scope` memories (None: the whole table)."""
     terms = {TSQUERY_UNSAFE.sub("", t).lower() for t in segment(text)}
     terms = {t for t in terms if t}
-    return informative_terms(terms) if terms else []
+    return informative_terms(terms, scope) if terms else []
 
 
-def lexical_query(text: str) -> str | None:
+def lexical_query(text: str, scope: int | None = None) -> str | None:
     """An OR of the query's informative terms."""
-    terms = lexical_terms(text)
+    terms = lexical_terms(text, scope)
     return " | ".join(terms) if terms else None
 
 
 # Full-text seeds ranked by the summed inverse document frequency of the query terms each memory
 # holds (BM25's idf; a memory holds a term at most a few times, so term frequency and length are left
 # to ts_rank, the tie-break). A term's document frequency is counted among the matches, which are
-# exactly the memories in scope that contain a query term; N is the table's size from pg_class.
+# exactly the memories in scope that contain a query term; N is the scope's size (terms.scope_rows).
 # ts_rank alone weighs every term alike, so a memory sharing two common words with the question
 # outranked the one sharing its rare, telling word.
 LEXICAL_SQL = (
     "WITH hits AS MATERIALIZED (SELECT m.id, m.search_vector AS v, {columns} FROM memory_memory m, "
     "to_tsquery('simple', %s) q WHERE m.search_vector @@ q AND {where}), "
     "terms AS (SELECT to_tsquery('simple', t) AS tq FROM unnest(%s::text[]) t), "
-    "idf AS MATERIALIZED (SELECT terms.tq, ln(1 + (greatest(n.total, c.df) - c.df + 0.5) / (c.df + 0.5)) AS w "
-    "FROM terms "
-    "CROSS JOIN (SELECT greatest(reltuples, 1)::float8 AS total FROM pg_class "
-    "WHERE oid = 'memory_memory'::regclass) n "
-    "CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM hits WHERE hits.v @@ terms.tq) c) "
+    "idf AS MATERIALIZED (SELECT terms.tq, ln(1 + (greatest(%s::float8, c.df) - c.df + 0.5) / (c.df + 0.5)) AS w "
+    "FROM terms CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM hits WHERE hits.v @@ terms.tq) c) "
     "SELECT hits.id, hits.at, hits.importance FROM hits "
     "ORDER BY (SELECT sum(idf.w) FROM idf WHERE hits.v @@ idf.tq) DESC, "
     "ts_rank(hits.v, to_tsquery('simple', %s)) DESC, hits.importance DESC, hits.id LIMIT %s"
@@ -127,13 +125,14 @@ LEXICAL_SQL = (
 
 
 def lexical_fragment(scope: Scope, text: str, limit: int) -> Fragment | None:
-    terms = lexical_terms(text)
+    size = scope_rows(scope.project.pk, scope.session_id)
+    terms = lexical_terms(text, size)
     if not terms:
         return None
     raw = " | ".join(terms)
     where, params = scope.condition("m")
     sql = LEXICAL_SQL.format(columns=RANKING_COLUMNS, where=where)
-    return Fragment("lexical", sql, [raw, *params, terms, raw, limit], limit)
+    return Fragment("lexical", sql, [raw, *params, terms, max(size, 1), raw, limit], limit)
 
 
 # Entities of the project named in the (casefolded) text: ASCII names as whole words ("use" is not
