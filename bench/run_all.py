@@ -460,10 +460,10 @@ def _recall(rec: dict, note: str) -> list[str]:
         )
         lines += bullet(
             "**Full-text** reads a stored `tsvector` (generated column, GIN index), so no row is parsed at query",
-            "time, and leaves out terms that PostgreSQL's own statistics (`pg_stats.most_common_elems`, kept by",
-            "ANALYZE) estimate in more than 500 memories of the project (the table-wide counts scaled by the",
-            "project's share of the table), then keeps the rarest terms only while their estimated matches fit",
-            "1,000 rows (`memory/engine/recall/terms.py`): ranking visits the heap page of every match,"
+            "time, and keeps the rarest terms of the query only while PostgreSQL's own statistics",
+            "(`pg_stats.most_common_elems`, kept by ANALYZE; the table-wide counts scaled by the project's share",
+            "of the table) estimate their matches in the project within 1,000 rows",
+            "(`memory/engine/recall/terms.py`): ranking visits the heap page of every match,"
             "and that, not the index, grows with the project. The full-text part matched",
             f"{diag['lexical_matches_p50']:,} memories at the median ({diag['lexical_matches_p95']:,} at p95).",
         )

@@ -83,6 +83,17 @@ def summarize(ingested: list[IngestedFile], questions: list[QuestionResult], edg
     }
 
 
+def crowded_summary(times: int, rows: int, ingested: list[IngestedFile], questions: list[QuestionResult],
+                    edges: list[EdgeResult]) -> dict[str, Any]:
+    """The run beside another project's memories (eval/crowd.py), in the shape the report compares."""
+    again = summarize(ingested, questions, edges)
+    return {"times": times, "table_rows": rows,
+            "presets": {preset: agg["overall"] for preset, agg in again["presets"].items()},
+            "edges": again["edges"]["overall"],
+            "stale": sum(r["stale"] for r in again["ingest"]),
+            "stale_marked": sum(r["stale_marked"] for r in again["ingest"])}
+
+
 def lost_rows(ingested: list[IngestedFile]) -> list[dict[str, Any]]:
     """Per file, the needed interactions that became no memory."""
     rows = []
@@ -169,6 +180,11 @@ def stdout_table(summary: dict) -> str:
                  f"interactions kept, {sum(r['failed'] for r in rows_in)} failed; needed interactions lost: "
                  f"{sum(len(r['lost']) for r in rows_in)} of {sum(r['needed'] for r in rows_in)}; stale memories "
                  f"marked superseded: {sum(r['stale_marked'] for r in rows_in)} of {sum(r['stale'] for r in rows_in)}")
+    crowded = summary.get("crowded")
+    if crowded:
+        lines.append(f"beside {crowded['table_rows']:,} memories (R@5/R@10): " + ", ".join(
+            f"{preset} {_f(agg['recall'])}/{_f(agg['r10'])}" for preset, agg in crowded["presets"].items())
+            + f"; edges matched {crowded['edges']['matched']}; stale marked {crowded['stale_marked']}")
     targets = check(summary)
     lines.append(f"targets: {sum(1 for t in targets if t.holds)} of {len(targets)} hold; not met: "
                  + (", ".join(t.name for t in targets if t.holds is False) or "none"))
@@ -198,6 +214,7 @@ def markdown(summary: dict, info: RunInfo, questions: list[QuestionResult], inge
         *_data_section(summary),
         *_recall_section(summary),
         *_edge_section(summary),
+        *_crowded_section(summary),
         *_lost_section(summary, ingested),
         *_misses_section(questions, ingested),
     ]
@@ -284,6 +301,31 @@ def _edge_section(summary: dict) -> list[str]:
         *_table(["rule", "relation", "predicted", "matched", "precision"],
                 [[r["rule"], r["relation"], str(r["predicted"]), str(r["matched"]), _f(r["precision"])]
                  for r in edges["by_rule"]]), "",
+    ]
+
+
+def _crowded_section(summary: dict) -> list[str]:
+    crowded = summary.get("crowded")
+    if not crowded:
+        return ["## Beside other projects' memories", "", "Not run (`--crowd 0`).", ""]
+    alone = summary["presets"]
+    rows = [[preset, f"{_f(alone[preset]['overall']['recall'])} / {_f(alone[preset]['overall']['r10'])}",
+             f"{_f(agg['recall'])} / {_f(agg['r10'])}"] for preset, agg in crowded["presets"].items()]
+    edges, crowded_edges = summary["edges"]["overall"], crowded["edges"]
+    rows.append(["edges matched (precision / recall)",
+                 f"{edges['matched']} ({_f(edges['precision'])} / {_f(edges['recall'])})",
+                 f"{crowded_edges['matched']} ({_f(crowded_edges['precision'])} / {_f(crowded_edges['recall'])})"])
+    rows.append(["stale interactions marked superseded",
+                 f"{sum(r['stale_marked'] for r in summary['ingest'])} of {sum(r['stale'] for r in summary['ingest'])}",
+                 f"{crowded['stale_marked']} of {crowded['stale']}"])
+    return [
+        "## Beside other projects' memories", "",
+        "A product database holds many projects, and the statistics full-text search uses to leave out words too",
+        f"common to search for count them all. So everything was ingested and asked again with {crowded['times']}",
+        f"copies of the eval's memories in one more project ({crowded['table_rows']:,} memories in the table), then",
+        "the copies were removed (`eval/crowd.py`). The two columns should agree; a drop means another project's",
+        "words changed what this one finds.", "",
+        *_table(["engine", "alone: R@5 / R@10", "crowded: R@5 / R@10"], rows), "",
     ]
 
 

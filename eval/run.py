@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # report needs Django set up, so it is imported late at run t
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PRESETS = ("vector", "hybrid", "ripple")
+DEFAULT_CROWD = 25  # about 50,000 other memories beside the eval's 2,000
+MAX_CROWD = 200
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -34,21 +36,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="ingest every session without its task focus (what is lost then?)")
     parser.add_argument("--with-task-only", action="store_true",
                         help="skip the second ingest without task focus that checks nothing needed is lost then")
+    parser.add_argument("--crowd", type=int, default=DEFAULT_CROWD, metavar="TIMES",
+                        help="run everything again beside TIMES copies of the eval's memories in another project, "
+                             "as in a database of many projects (default %(default)s; 0 skips it)")
     args = parser.parse_args(argv)
     args.presets = [p.strip() for p in args.preset.split(",") if p.strip()]
     if not args.presets:
         parser.error("--preset needs at least one preset")
     if args.k is not None and args.k < 1:
         parser.error("--k must be positive")
+    if not 0 <= args.crowd <= MAX_CROWD:
+        parser.error(f"--crowd must be between 0 and {MAX_CROWD}")
     return args
 
 
 def run(files: list[EvalFile], presets: list[str], k: int | None = None, progress: bool = True,
-        with_task: bool = True, check_without_task: bool = False) -> tuple[dict, list, list]:
+        with_task: bool = True, check_without_task: bool = False, crowd: int = 0) -> tuple[dict, list, list]:
     """Ingest the files, then evaluate them; returns (summary, question results, ingested files).
 
     `check_without_task`: afterwards ingest everything again with no session task, to count what the
-    filter loses then (the questions' answers are not asked again)."""
+    filter loses then (the questions' answers are not asked again). `crowd`: then ingest and ask the engine
+    presets again beside that many copies of the eval's memories in another project (eval/crowd.py)."""
     from .evaluate import evaluate_edges, evaluate_questions
     from .report import lost_rows, summarize
 
@@ -60,7 +68,25 @@ def run(files: list[EvalFile], presets: list[str], k: int | None = None, progres
         summary["without_task"] = lost_rows(ingested)
     elif check_without_task:
         summary["without_task"] = lost_rows(_ingest_all(files, progress, False, "ingest without task"))
+    if crowd:
+        summary["crowded"] = _crowded(files, presets, k, progress, crowd, with_task)
     return summary, questions, ingested
+
+
+def _crowded(files: list[EvalFile], presets: list[str], k: int | None, progress: bool, times: int,
+             with_task: bool) -> dict:
+    """The same ingest and questions in a table crowded by another project; the copies are removed after."""
+    from .crowd import crowd_empty, crowd_fill
+    from .evaluate import evaluate_edges, evaluate_questions
+    from .report import crowded_summary
+
+    rows = crowd_fill(times)
+    try:
+        ingested = _ingest_all(files, progress, with_task, f"ingest beside {rows:,} memories")
+        questions = [r for i in ingested for r in evaluate_questions(i, presets, k, baselines=())]
+        return crowded_summary(times, rows, ingested, questions, [evaluate_edges(i) for i in ingested])
+    finally:
+        crowd_empty()
 
 
 def _ingest_all(files: list[EvalFile], progress: bool, with_task: bool, label: str) -> list:
@@ -120,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"eval: {len(files)} files, presets {', '.join(args.presets)}, embedder {info.embedder}, LLM {info.llm}",
           flush=True)
     summary, questions, ingested = run(files, args.presets, args.k, with_task=not args.no_task,
-                                       check_without_task=not args.with_task_only)
+                                       check_without_task=not args.with_task_only, crowd=args.crowd)
     out = Path(args.out) if Path(args.out).is_absolute() else ROOT / args.out
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(markdown(summary, info, questions, ingested), encoding="utf-8")

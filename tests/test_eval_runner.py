@@ -261,6 +261,43 @@ def test_end_to_end_run_on_one_file():
     assert "stale memories marked superseded" in table and "targets: " in table
 
 
+@pytest.mark.django_db(transaction=True)
+def test_crowded_run_asks_again_beside_another_projects_copies_and_removes_them():
+    from eval.crowd import CROWD_SLUG
+    from eval.report import RunInfo, markdown, stdout_table
+    from eval.run import run
+    from memory.models import Memory, Project
+
+    files = load_files("event_gala_zh")
+    summary, questions, ingested = run(files, ["hybrid", "ripple"], progress=False, crowd=3)
+
+    crowded = summary["crowded"]
+    kept = sum(1 for i in files[0].interactions if ingested[0].kept(i.id))
+    assert crowded["times"] == 3 and crowded["table_rows"] >= 4 * kept, "three copies of every memory beside it"
+    assert list(crowded["presets"]) == ["hybrid", "ripple"], "the baselines do not read the database: not asked again"
+    for agg in crowded["presets"].values():
+        assert agg["questions"] == len(files[0].questions) and 0.0 <= agg["recall"] <= agg["r10"] <= 1.0
+    assert crowded["edges"]["labelled"] == len(files[0].edges) and 0 <= crowded["stale_marked"] <= crowded["stale"]
+    assert not Project.objects.filter(slug=CROWD_SLUG).exists(), "the copies are removed after the run"
+    assert Memory.objects.count() == Memory.objects.filter(project__slug="eval-event_gala_zh").count()
+
+    info = RunInfo(date="today", machine="test", embedder="hashing", llm="none", commit="abc", database="test",
+                   command="pytest")
+    report = markdown(summary, info, questions, ingested)
+    section = report.split("## Beside other projects' memories", 1)[1].split("\n## ", 1)[0]
+    assert f"{crowded['table_rows']:,} memories in the table" in section
+    ripple = crowded["presets"]["ripple"]
+    assert "| ripple | " in section and f"{ripple['recall']:.2f} / {ripple['r10']:.2f} |" in section
+    assert "stale interactions marked superseded" in section
+    assert f"beside {crowded['table_rows']:,} memories" in stdout_table(summary)
+
+
+def test_crowd_option_is_bounded():
+    assert parse_args([]).crowd == 25 and parse_args(["--crowd", "0"]).crowd == 0
+    with pytest.raises(SystemExit):
+        parse_args(["--crowd", "-1"])
+
+
 def _aggregate(recall: float, r10: float, far5: float | None = None, answerable: int = 4) -> dict:
     return {"questions": answerable, "answerable": answerable, "recall": recall, "r10": r10, "r20": r10, "mrr": recall,
             "far5": far5, "far_questions": 2, "needed": 8, "lost": 0, "stale_above": None}

@@ -16,7 +16,7 @@ from memory.models import Memory
 @pytest.fixture
 def crowded(project, agent_session):
     """1,500 memories that all say "hotel", three in four "booking"; "lisbon" in five of them; "alpha" in
-    450, "beta" and "gamma" in 400 each (each below COMMON_ROWS, together above ROWS_BUDGET)."""
+    450, "beta" and "gamma" in 400 each (each within ROWS_BUDGET, together above it)."""
     now = timezone.now()
     rows = [Memory(project=project, session=agent_session, content=f"hotel note {i}", occurred_at=now,
                    search_text=f"hotel note{i} {'booking' if i % 4 else ''} {'lisbon' if i < 5 else ''} "
@@ -32,8 +32,8 @@ def crowded(project, agent_session):
 
 def test_common_terms_are_dropped_and_rare_ones_kept(crowded):
     frequencies = terms.term_frequencies()
-    assert frequencies["hotel"] > terms.COMMON_ROWS
-    assert frequencies.get("lisbon", 0) < terms.COMMON_ROWS
+    assert frequencies["hotel"] > terms.ROWS_BUDGET
+    assert frequencies.get("lisbon", 0) < terms.ROWS_BUDGET
     assert lexical_query("Hotel in Lisbon") == "lisbon"
 
 
@@ -44,7 +44,7 @@ def test_when_every_term_is_common_the_rarest_is_kept(crowded):
 
 def test_rare_terms_are_kept_rarest_first_within_the_rows_budget(crowded):
     frequencies = terms.term_frequencies()
-    assert all(frequencies[t] < terms.COMMON_ROWS for t in ("alpha", "beta", "gamma"))
+    assert all(frequencies[t] < terms.ROWS_BUDGET for t in ("alpha", "beta", "gamma"))
     assert frequencies["alpha"] + frequencies["beta"] + frequencies["gamma"] > terms.ROWS_BUDGET
     assert lexical_query("alpha beta gamma in Lisbon") == "beta | gamma | lisbon"
 
@@ -109,7 +109,7 @@ def test_a_term_common_only_in_other_projects_is_still_searched(project, crowded
     """The statistics count the whole table; a search ranks only its scope's matches, so a word that other
     projects use everywhere still helps in a small project (dropping it cost full-text R@10 0.68 → 0.61
     in `make eval` once the table held 25 times the eval's memories)."""
-    assert terms.term_frequencies()["hotel"] > terms.COMMON_ROWS
+    assert terms.term_frequencies()["hotel"] > terms.ROWS_BUDGET
     assert lexical_query("hotel in Lisbon") == "lisbon", "counted table-wide, the common word is dropped"
     assert terms.scope_rows(project.pk) == 3
     assert lexical_query("hotel in Lisbon", terms.scope_rows(project.pk)) == "hotel | lisbon"
