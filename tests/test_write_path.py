@@ -132,6 +132,17 @@ def test_new_phone_supersedes_only_the_old_phone(agent_session):
     assert GraphChange.objects.filter(op="memory.superseded", object_id=old.pk).exists()
 
 
+@pytest.mark.parametrize("turns", [
+    ("My phone number is 07700 900316", "The plumber came by this morning. His number is 07700 900845."),
+    ("我的手机号是138 0013 8000", "装修师傅来过了，他的电话是139 1234 5678"),
+], ids=["en", "zh"])
+def test_someone_elses_number_does_not_replace_the_users(agent_session, turns):
+    _send(agent_session, *(("user_input", text) for text in turns))
+    mine = Memory.objects.get(content=turns[0])
+    assert mine.status == "active", "'his number' is not the user's new number"
+    assert not Edge.objects.filter(source=mine, relation=Relation.SUPERSEDES).exists()
+
+
 def test_chinese_interaction_gets_dimensions_and_search_terms(agent_session):
     (item,) = _send(agent_session, ("user_input", "我对海鲜过敏，餐厅一定要避开海鲜"))
     memory = Memory.objects.get(sources=item)

@@ -40,11 +40,15 @@ OWNABLE = frozenset({"phone", "email", "address"})  # a hotel or a company has t
 L = r"(?<![A-Za-z0-9_])"
 R = r"(?![A-Za-z0-9_])"
 SENTENCE_RE = re.compile(r"[^.!?;。！？；\n]+(?:[.!?;。！？；\n]+|$)|[.!?;。！？；\n]+")
+SPEAKER_COLON_RE = re.compile(r"\s*[:：]")  # right after a name: "Raj: …" names who speaks, not whose value
 CLAUSE_BREAK_RE = re.compile(r"[,:;，：；、。！？!?\n]")
 FIRST_PERSON_RE = re.compile(r"(?<![A-Za-z'])(?:I(?:'m|'ve|'d|'ll)?|[Mm]y|[Mm]e|[Mm]ine|[Ww]e(?:'re|'ve|'d|'ll)?|"
                              r"[Oo]urs?|[Uu]s|[Mm]yself)(?![A-Za-z])|我|咱|本人")
 POSSESSIVE_EN_RE = re.compile(r"(?:^|[^A-Za-z])(?:my|our)\s+(?:[A-Za-z-]+\s+){0,2}$", re.I)
 POSSESSIVE_ZH_RE = re.compile(r"(?:我|我们|本人)的?\s*[\u4e00-\u9fff]{0,3}$")
+# "His number's 0117 …", "她的手机是…": someone else's value, never the user's ("其他" is not 他)
+THIRD_POSSESSIVE_EN_RE = re.compile(r"(?:^|[^A-Za-z])(?:his|her|their)\s+(?:[A-Za-z-]+\s+){0,2}$", re.I)
+THIRD_POSSESSIVE_ZH_RE = re.compile(r"(?:(?<!其)他|她)们?的?\s*[\u4e00-\u9fff]{0,3}$")
 
 PHONE_CUE_RE = re.compile(L + r"(?:phone|mobile|cell|tel|telephone|contact|number|whatsapp)" + R
                           + r"|电话|手机|号码|联系方式", re.I)
@@ -139,9 +143,11 @@ class Extractor:
         breaks = [m.end() for m in CLAUSE_BREAK_RE.finditer(self.ctx.text, start, pos)]
         return breaks[-1] if breaks else start
 
-    def owner(self, attribute: str, cue_start: int, pos: int) -> str:
+    def owner(self, attribute: str, cue_start: int, pos: int) -> str | None:
         """Whose value: a person named in the clause, a family member (my son → "child"), else the user
-        for first-person statements; a named place or organisation for its phone, e-mail or address."""
+        for first-person statements; a named place or organisation for its phone, e-mail or address.
+        "His/her …" is the last person named before it (not the speaker of a transcript line), or no one
+        known (None: the value is not kept, rather than kept as the user's and replacing theirs)."""
         text = self.ctx.text
         s_start, s_end = self.sentence(min(cue_start, pos))
         first = min(cue_start, pos)
@@ -155,6 +161,10 @@ class Extractor:
         before_cue = text[max(s_start, cue_start - 60):cue_start]
         if POSSESSIVE_EN_RE.search(before_cue) or POSSESSIVE_ZH_RE.search(before_cue):
             return USER
+        if THIRD_POSSESSIVE_EN_RE.search(before_cue) or THIRD_POSSESSIVE_ZH_RE.search(before_cue):
+            earlier = [f for f in self.ctx.mentions if f.entity.type == "person" and max(0, first - WINDOW) <= f.start
+                       < first and not SPEAKER_COLON_RE.match(text, f.end)]
+            return earlier[-1].entity.normalized if earlier else None
         if FIRST_PERSON_RE.search(text, s_start, s_end):
             return USER
         if attribute in OWNABLE:
@@ -164,9 +174,9 @@ class Extractor:
                 return named[-1].entity.normalized
         return USER
 
-    def add(self, entity: str, attribute: str, value: str, preferred: bool = False) -> None:
+    def add(self, entity: str | None, attribute: str, value: str, preferred: bool = False) -> None:
         value = " ".join(value.split()).strip()
-        if value:
+        if value and entity is not None:
             self.found.append((AttributeValue(entity=entity, attribute=attribute, value=value), preferred))
 
     # --- individual attributes ---
