@@ -10,7 +10,7 @@ from .dataset import LANGUAGES, QUESTION_TYPES
 from .evaluate import EdgeResult, QuestionResult
 from .ingest import IngestedFile
 from .metrics import EMPTY_EDGE_SCORES, EdgeScores, mean
-from .targets import check
+from .targets import beats_baselines, check
 
 
 @dataclass(frozen=True)
@@ -153,6 +153,10 @@ def _id_order(local_id: str) -> tuple[int, str]:
     return (int(digits) if digits else 0, local_id)
 
 
+def _r5_r10(block: dict) -> str:
+    return f"{_f(block['recall'])} / {_f(block['r10'])}"
+
+
 def _f(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
 
@@ -185,6 +189,11 @@ def stdout_table(summary: dict) -> str:
         lines.append(f"beside {crowded['table_rows']:,} memories (R@5/R@10): " + ", ".join(
             f"{preset} {_f(agg['recall'])}/{_f(agg['r10'])}" for preset, agg in crowded["presets"].items())
             + f"; edges matched {crowded['edges']['matched']}; stale marked {crowded['stale_marked']}")
+    larger = summary.get("larger")
+    if larger:
+        lines.append("larger projects (R@5/R@10): " + ", ".join(
+            f"{preset} {_f(agg['overall']['recall'])}/{_f(agg['overall']['r10'])}"
+            for preset, agg in larger["presets"].items()))
     targets = check(summary)
     lines.append(f"targets: {sum(1 for t in targets if t.holds)} of {len(targets)} hold; not met: "
                  + (", ".join(t.name for t in targets if t.holds is False) or "none"))
@@ -215,6 +224,7 @@ def markdown(summary: dict, info: RunInfo, questions: list[QuestionResult], inge
         *_recall_section(summary),
         *_edge_section(summary),
         *_crowded_section(summary),
+        *_larger_section(summary),
         *_lost_section(summary, ingested),
         *_misses_section(questions, ingested),
     ]
@@ -309,8 +319,7 @@ def _crowded_section(summary: dict) -> list[str]:
     if not crowded:
         return ["## Beside other projects' memories", "", "Not run (`--crowd 0`).", ""]
     alone = summary["presets"]
-    rows = [[preset, f"{_f(alone[preset]['overall']['recall'])} / {_f(alone[preset]['overall']['r10'])}",
-             f"{_f(agg['recall'])} / {_f(agg['r10'])}"] for preset, agg in crowded["presets"].items()]
+    rows = [[preset, _r5_r10(alone[preset]["overall"]), _r5_r10(agg)] for preset, agg in crowded["presets"].items()]
     edges, crowded_edges = summary["edges"]["overall"], crowded["edges"]
     rows.append(["edges matched (precision / recall)",
                  f"{edges['matched']} ({_f(edges['precision'])} / {_f(edges['recall'])})",
@@ -326,6 +335,31 @@ def _crowded_section(summary: dict) -> list[str]:
         "the copies were removed (`eval/crowd.py`). The two columns should agree; a drop means another project's",
         "words changed what this one finds.", "",
         *_table(["engine", "alone: R@5 / R@10", "crowded: R@5 / R@10"], rows), "",
+    ]
+
+
+def _larger_section(summary: dict) -> list[str]:
+    larger = summary.get("larger")
+    if not larger:
+        return ["## Larger projects", "", "Not run (`--no-larger`).", ""]
+    sizes = larger["interactions"].values()
+    rows = []
+    for preset, agg in larger["presets"].items():
+        o, chain = agg["overall"], agg["by_type"]["chain"]
+        rows.append([preset, _f(o["recall"]), _f(o["r10"]), _f(o["r20"]), _f(o["mrr"]), _f(chain["far5"]),
+                     *(_r5_r10(agg["by_language"][g]) for g in LANGUAGES),
+                     *(_r5_r10(agg["by_type"][t]) for t in QUESTION_TYPES)])
+    beats = beats_baselines(larger["presets"])
+    verdict = "holds" if beats.holds else "**not met**" if beats.holds is False else "not measured"
+    return [
+        "## Larger projects", "",
+        "The same questions with each file played into its project after every session of the other files in its",
+        f"language (`eval/larger.py`): {min(sizes):,}-{max(sizes):,} interactions a project instead of "
+        f"{min(r['interactions'] for r in summary['ingest'])}-{max(r['interactions'] for r in summary['ingest'])},",
+        "the other files' turns filed, linked and searched like the file's own, by the engine and the baselines.", "",
+        *_table(["system", "R@5", "R@10", "R@20", "MRR", "chain far@5", *(f"{g}: R@5 / R@10" for g in LANGUAGES),
+                 *(f"{t} R@5 / R@10" for t in QUESTION_TYPES)], rows), "",
+        f"{beats.name}: {verdict} ({beats.detail}).", "",
     ]
 
 

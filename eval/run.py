@@ -36,6 +36,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="ingest every session without its task focus (what is lost then?)")
     parser.add_argument("--with-task-only", action="store_true",
                         help="skip the second ingest without task focus that checks nothing needed is lost then")
+    parser.add_argument("--larger", action=argparse.BooleanOptionalAction, default=True,
+                        help="also ingest each file after the other files of its language in one project and ask "
+                             "its questions there, baselines included (eval/larger.py; default on)")
     parser.add_argument("--crowd", type=int, default=DEFAULT_CROWD, metavar="TIMES",
                         help="run everything again beside TIMES copies of the eval's memories in another project, "
                              "as in a database of many projects (default %(default)s; 0 skips it)")
@@ -51,12 +54,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def run(files: list[EvalFile], presets: list[str], k: int | None = None, progress: bool = True,
-        with_task: bool = True, check_without_task: bool = False, crowd: int = 0) -> tuple[dict, list, list]:
+        with_task: bool = True, check_without_task: bool = False, crowd: int = 0,
+        larger: bool = False) -> tuple[dict, list, list]:
     """Ingest the files, then evaluate them; returns (summary, question results, ingested files).
 
     `check_without_task`: afterwards ingest everything again with no session task, to count what the
     filter loses then (the questions' answers are not asked again). `crowd`: then ingest and ask the engine
-    presets again beside that many copies of the eval's memories in another project (eval/crowd.py)."""
+    presets again beside that many copies of the eval's memories in another project (eval/crowd.py).
+    `larger`: then ingest each file after the other files of its language (eval/larger.py) and ask its
+    questions of every baseline and preset there."""
     from .evaluate import evaluate_edges, evaluate_questions
     from .report import lost_rows, summarize
 
@@ -70,7 +76,20 @@ def run(files: list[EvalFile], presets: list[str], k: int | None = None, progres
         summary["without_task"] = lost_rows(_ingest_all(files, progress, False, "ingest without task"))
     if crowd:
         summary["crowded"] = _crowded(files, presets, k, progress, crowd, with_task)
+    if larger:
+        summary["larger"] = _larger(files, presets, k, progress, with_task)
     return summary, questions, ingested
+
+
+def _larger(files: list[EvalFile], presets: list[str], k: int | None, progress: bool, with_task: bool) -> dict:
+    from .evaluate import evaluate_questions
+    from .larger import beside_others
+    from .report import summarize
+
+    bigger = beside_others(files)
+    ingested = _ingest_all(bigger, progress, with_task, "ingest beside the other files")
+    larger = summarize(ingested, [r for i in ingested for r in evaluate_questions(i, presets, k)], [])
+    return {"interactions": {spec.name: len(spec.interactions) for spec in bigger}, "presets": larger["presets"]}
 
 
 def _crowded(files: list[EvalFile], presets: list[str], k: int | None, progress: bool, times: int,
@@ -146,7 +165,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"eval: {len(files)} files, presets {', '.join(args.presets)}, embedder {info.embedder}, LLM {info.llm}",
           flush=True)
     summary, questions, ingested = run(files, args.presets, args.k, with_task=not args.no_task,
-                                       check_without_task=not args.with_task_only, crowd=args.crowd)
+                                       check_without_task=not args.with_task_only, crowd=args.crowd,
+                                       larger=args.larger)
     out = Path(args.out) if Path(args.out).is_absolute() else ROOT / args.out
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(markdown(summary, info, questions, ingested), encoding="utf-8")

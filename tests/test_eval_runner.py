@@ -292,8 +292,48 @@ def test_crowded_run_asks_again_beside_another_projects_copies_and_removes_them(
     assert f"beside {crowded['table_rows']:,} memories" in stdout_table(summary)
 
 
+def test_larger_files_put_the_other_files_of_the_language_first():
+    from eval.larger import beside_others
+
+    files = load_files("*.json")
+    bigger = {spec.name: spec for spec in beside_others(files)}
+    for spec in files:
+        big = bigger[spec.name]
+        others = [o for o in files if o.language == spec.language and o.name != spec.name]
+        assert len(big.interactions) == len(spec.interactions) + sum(len(o.interactions) for o in others)
+        assert big.sessions[-len(spec.sessions):] == spec.sessions, "the file's own sessions come last, unchanged"
+        assert big.questions == spec.questions and big.edges == spec.edges
+        ids = [i.id for i in big.interactions]
+        assert len(ids) == len(set(ids)), "the other files' ids are prefixed, so none collides"
+        keys = [s.key for s in big.sessions]
+        assert len(keys) == len(set(keys))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_larger_run_asks_each_files_questions_beside_the_others_with_the_baselines():
+    from eval.report import RunInfo, markdown, stdout_table
+    from eval.run import run
+
+    files = load_files("*_zh.json")[:2]
+    summary, questions, ingested = run(files, ["hybrid", "ripple"], progress=False, larger=True)
+
+    larger = summary["larger"]
+    assert larger["interactions"] == {f.name: sum(len(g.interactions) for g in files) for f in files}
+    assert list(larger["presets"]) == ["bm25", "bm25+vector", "hybrid", "ripple"]
+    for agg in larger["presets"].values():
+        assert agg["overall"]["questions"] == sum(len(f.questions) for f in files)
+    info = RunInfo(date="today", machine="test", embedder="hashing", llm="none", commit="abc", database="test",
+                   command="pytest")
+    section = markdown(summary, info, questions, ingested).split("## Larger projects", 1)[1].split("\n## ", 1)[0]
+    ripple = larger["presets"]["ripple"]["overall"]
+    assert f"| ripple | {ripple['recall']:.2f} | {ripple['r10']:.2f} |" in section
+    assert "beats both baselines" in section
+    assert "larger projects (R@5/R@10)" in stdout_table(summary)
+
+
 def test_crowd_option_is_bounded():
     assert parse_args([]).crowd == 25 and parse_args(["--crowd", "0"]).crowd == 0
+    assert parse_args([]).larger and not parse_args(["--no-larger"]).larger
     with pytest.raises(SystemExit):
         parse_args(["--crowd", "-1"])
 

@@ -64,9 +64,6 @@ PRESETS: dict[str, RecallConfig] = {
     "ripple": RecallConfig(max_hops=2),
 }
 RECALL_PRESETS = tuple(PRESETS)
-
-
-RECALL_PRESETS = tuple(PRESETS)
 DEFAULT_PRESET = "ripple"
 
 
