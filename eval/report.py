@@ -251,12 +251,10 @@ def _recall_section(summary: dict) -> list[str]:
         chain = agg["by_type"]["chain"]
         overall_rows.append([preset, str(o["answerable"]), _f(o["recall"]), _f(o["r10"]), _f(o["r20"]), _f(o["mrr"]),
                              f"{_f(chain['far5'])} (n={chain['far_questions']})",
-                             *(f"{_f(agg['by_language'][g]['recall'])} / {_f(agg['by_language'][g]['r10'])}"
-                               for g in LANGUAGES),
+                             *(_r5_r10(agg["by_language"][g]) for g in LANGUAGES),
                              f"{o['lost']} of {o['needed']}", _f(agg["by_type"]["superseded"]["stale_above"])])
-        type_rows.append([preset, *(f"{_f(agg['by_type'][t]['recall'])} / {_f(agg['by_type'][t]['r10'])} / "
-                                    f"{_f(agg['by_type'][t]['mrr'])} (n={agg['by_type'][t]['answerable']})"
-                                    for t in QUESTION_TYPES)])
+        type_rows.append([preset, *(f"{_r5_r10(agg['by_type'][t])} / {_f(agg['by_type'][t]['mrr'])} "
+                                    f"(n={agg['by_type'][t]['answerable']})" for t in QUESTION_TYPES)])
     stale = sum(r["stale"] for r in summary["ingest"])
     marked = sum(r["stale_marked"] for r in summary["ingest"])
     return [
@@ -281,8 +279,8 @@ def _language_type_rows(summary: dict) -> list[list[str]]:
     for language in LANGUAGES:
         for preset, agg in summary["presets"].items():
             cells = agg["by_language_type"][language]
-            rows.append([preset, language, *(f"{_f(cells[t]['recall'])} / {_f(cells[t]['r10'])} "
-                                             f"(n={cells[t]['answerable']})" for t in QUESTION_TYPES)])
+            rows.append([preset, language, *(f"{_r5_r10(cells[t])} (n={cells[t]['answerable']})"
+                                             for t in QUESTION_TYPES)])
     return rows
 
 

@@ -12,6 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..cues import speaker_label
 from .entities import Found
 from .patterns import FLIGHT_RE, TRAIN_RE, Hit
 from .records import AttributeValue
@@ -40,7 +41,6 @@ OWNABLE = frozenset({"phone", "email", "address"})  # a hotel or a company has t
 L = r"(?<![A-Za-z0-9_])"
 R = r"(?![A-Za-z0-9_])"
 SENTENCE_RE = re.compile(r"[^.!?;。！？；\n]+(?:[.!?;。！？；\n]+|$)|[.!?;。！？；\n]+")
-SPEAKER_COLON_RE = re.compile(r"\s*[:：]")  # right after a name: "Raj: …" names who speaks, not whose value
 CLAUSE_BREAK_RE = re.compile(r"[,:;，：；、。！？!?\n]")
 FIRST_PERSON_RE = re.compile(r"(?<![A-Za-z'])(?:I(?:'m|'ve|'d|'ll)?|[Mm]y|[Mm]e|[Mm]ine|[Ww]e(?:'re|'ve|'d|'ll)?|"
                              r"[Oo]urs?|[Uu]s|[Mm]yself)(?![A-Za-z])|我|咱|本人")
@@ -162,8 +162,9 @@ class Extractor:
         if POSSESSIVE_EN_RE.search(before_cue) or POSSESSIVE_ZH_RE.search(before_cue):
             return USER
         if THIRD_POSSESSIVE_EN_RE.search(before_cue) or THIRD_POSSESSIVE_ZH_RE.search(before_cue):
+            speaker = speaker_label(text, spaced=False)  # "Raj: His number…" names who speaks, not whose value
             earlier = [f for f in self.ctx.mentions if f.entity.type == "person" and max(0, first - WINDOW) <= f.start
-                       < first and not SPEAKER_COLON_RE.match(text, f.end)]
+                       < first and f.entity.normalized != speaker]
             return earlier[-1].entity.normalized if earlier else None
         if FIRST_PERSON_RE.search(text, s_start, s_end):
             return USER

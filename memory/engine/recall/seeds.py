@@ -92,17 +92,17 @@ def vector_fragment(scope: Scope, space: EmbeddingSpace, vector: Vector, limit: 
     return Fragment("vector", f"SELECT memory_id AS id, at, importance FROM ({sql}) v", params, limit)
 
 
-def lexical_terms(text: str, scope: int | None = None) -> list[str]:
+def lexical_terms(text: str, scope_size: int | None = None) -> list[str]:
     """The query's informative segmented terms, safe for to_tsquery (Chinese via jieba), for a search of
-    `scope` memories (None: the whole table)."""
+    `scope_size` memories (None: the whole table)."""
     terms = {TSQUERY_UNSAFE.sub("", t).lower() for t in segment(text)}
     terms = {t for t in terms if t}
-    return informative_terms(terms, scope) if terms else []
+    return informative_terms(terms, scope_size) if terms else []
 
 
-def lexical_query(text: str, scope: int | None = None) -> str | None:
+def lexical_query(text: str, scope_size: int | None = None) -> str | None:
     """An OR of the query's informative terms."""
-    terms = lexical_terms(text, scope)
+    terms = lexical_terms(text, scope_size)
     return " | ".join(terms) if terms else None
 
 

@@ -78,18 +78,18 @@ def scope_rows(project_id: int, session_id: int | None = None) -> int:
     return rows
 
 
-def informative_terms(terms: set[str], scope: int | None = None) -> list[str]:
+def informative_terms(terms: set[str], scope_size: int | None = None) -> list[str]:
     """The terms worth searching for, rarest first, within a budget of rows to rank.
 
     Full-text ranks every matching row of the scope, so the work is the sum of the terms' matches there:
     the rarest terms are kept while their estimated matches fit ROWS_BUDGET. The rarest term is always kept,
     so a query of common words still searches.
-    `scope` is the number of memories searched (None: the whole table); a term's table-wide count is
+    `scope_size` is the number of memories searched (None: the whole table); a term's table-wide count is
     scaled by that share. A term missing from the statistics is rarer than every listed one: it is
     estimated at the smallest listed frequency (0 before the first ANALYZE, when everything is kept).
     """
     freq, table_rows = _statistics()
-    share = 1.0 if scope is None or table_rows <= 0 else min(1.0, scope / table_rows)
+    share = 1.0 if scope_size is None or table_rows <= 0 else min(1.0, scope_size / table_rows)
     floor = min(freq.values(), default=0.0)
     ordered = sorted(terms, key=lambda t: (freq.get(t, floor), t))
     kept, rows = [], 0.0
