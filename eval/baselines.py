@@ -3,7 +3,10 @@
 - `bm25`: Okapi BM25 (k1 1.2, b 0.75) over every interaction of the question's scope, all of them (no
   filter), tokenised by lower-cased words, Chinese segmented with jieba;
 - `bm25+vector`: that BM25 ranking and the configured embedder's cosine ranking over the same
-  interactions, fused by reciprocal-rank fusion (k = 60).
+  interactions, fused by reciprocal-rank fusion (k = 60);
+- `bm25+vector+neighbours`: that fused ranking, each hit followed by the turns right before and after it
+  in its session: the "take the turns next to each hit" rule a graph of dependencies has to beat on chain
+  questions (issue 11 measured it reaching far evidence more often than the engine did).
 
 They answer "what would a plain search over the agent's history give?", the bar the graph must clear.
 """
@@ -19,7 +22,7 @@ import jieba
 
 from .dataset import EvalFile, EvalInteraction, Question
 
-BASELINES = ("bm25", "bm25+vector")
+BASELINES = ("bm25", "bm25+vector", "bm25+vector+neighbours")
 RRF_K = 60
 K1, B = 1.2, 0.75
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -75,9 +78,14 @@ class BaselineIndex:
     embedder: object
     _vectors: dict[str, list[float]] = field(default_factory=dict)
     _tokens: dict[str, list[str]] = field(default_factory=dict)
+    _around: dict[str, tuple[str, ...]] = field(default_factory=dict)  # the turns before and after, same session
 
     def __post_init__(self) -> None:
         items = self.spec.interactions
+        for session in self.spec.sessions:
+            ids = [i.id for i in session.interactions]
+            for position, local_id in enumerate(ids):
+                self._around[local_id] = tuple(ids[j] for j in (position - 1, position + 1) if 0 <= j < len(ids))
         self._tokens = {i.id: tokens(i.content) for i in items}
         self._vectors = dict(zip((i.id for i in items), self.embedder.embed([i.content for i in items]),
                                  strict=True))
@@ -101,7 +109,21 @@ class BaselineIndex:
         for ranking in (by_text, by_vector):
             for position, local_id in enumerate(ranking, start=1):
                 fused[local_id] = fused.get(local_id, 0.0) + 1.0 / (RRF_K + position)
-        return sorted(fused, key=lambda i: -fused[i])[:k]
+        ranked = sorted(fused, key=lambda i: -fused[i])
+        if baseline == "bm25+vector":
+            return ranked[:k]
+        return self._with_neighbours(ranked, set(ids), k)
+
+    def _with_neighbours(self, ranked: list[str], in_scope: set[str], k: int) -> list[str]:
+        """Each hit, then the turn before it and the turn after it in its session (when in scope and not listed)."""
+        taken: dict[str, None] = {}
+        for local_id in ranked:
+            for neighbour in (local_id, *self._around.get(local_id, ())):
+                if neighbour in in_scope:
+                    taken.setdefault(neighbour)
+            if len(taken) >= k:
+                break
+        return list(taken)[:k]
 
 
 def _cosine(a: list[float], b: list[float]) -> float:

@@ -182,6 +182,30 @@ def test_validate_wants_every_tool_result_labelled_as_depending_on_its_call(vali
     assert validate(broken) == [f"tool_result {dropped['child']}: label the edge from its call {dropped['parent']}"]
 
 
+def test_neighbours_baseline_follows_each_hit_with_the_turns_around_it_in_its_session():
+    from eval.baselines import BaselineIndex
+    from eval.dataset import EvalFile, EvalInteraction, EvalSession, Question
+    from memory.providers.hashing import HashingEmbedder
+
+    def session(key: str, texts: list[str], first: int) -> EvalSession:
+        rows = [EvalInteraction(f"t{first + n}", "user_input", text) for n, text in enumerate(texts)]
+        return EvalSession(key, key, "", rows)
+
+    spec = EvalFile("f", "p", "en", [
+        session("s1", ["We landed in Porto.", "The ferry to the island was cancelled.", "Storm warning all day."], 1),
+        session("s2", ["Dinner at the harbour.", "Nobody else showed up.", "The ferry left at dawn."], 4),
+    ], [], [])
+    index = BaselineIndex(spec, HashingEmbedder())
+    question = Question("q1", "Why was the ferry cancelled?", "project", ["t2", "t3"], "chain")
+    fused = index.rank(question, "bm25+vector", 6)
+    around = index.rank(question, "bm25+vector+neighbours", 6)
+    assert around[:3] == [fused[0], "t1", "t3"] and fused[0] == "t2"
+    assert len(around) == 6 == len(set(around))
+    # Neighbours never cross a session, and a question scoped to one session keeps to it.
+    scoped = index.rank(Question("q2", "ferry", "s2", ["t6"], "fact"), "bm25+vector+neighbours", 3)
+    assert scoped[:2] == ["t6", "t5"] and set(scoped) <= {"t4", "t5", "t6"}
+
+
 def test_parse_args_defaults_and_preset_list():
     args = parse_args([])
     assert args.presets == ["vector", "hybrid", "ripple"] and args.k is None and args.out == "docs/eval.md"
@@ -319,7 +343,7 @@ def test_larger_run_asks_each_files_questions_beside_the_others_with_the_baselin
 
     larger = summary["larger"]
     assert larger["interactions"] == {f.name: sum(len(g.interactions) for g in files) for f in files}
-    assert list(larger["presets"]) == ["bm25", "bm25+vector", "hybrid", "ripple"]
+    assert list(larger["presets"]) == ["bm25", "bm25+vector", "bm25+vector+neighbours", "hybrid", "ripple"]
     for agg in larger["presets"].values():
         assert agg["overall"]["questions"] == sum(len(f.questions) for f in files)
     info = RunInfo(date="today", machine="test", embedder="hashing", llm="none", commit="abc", database="test",
