@@ -295,6 +295,23 @@ def test_his_number_belongs_to_the_person_named_before_it():
     assert attrs(dims("其他号码都停了，我的手机是139 1122 3344")) == {("user", "phone", "+8613911223344")}
 
 
+def test_his_number_belongs_to_the_person_the_turns_before_named():
+    """In a conversation the person is often named a turn or two earlier ("Mum has a new mobile." /
+    "Her new number's …"); the speakers of those turns are who talks, not who is meant."""
+    def owner_of(text: str, *earlier: str) -> set[tuple[str, str, str]]:
+        return attrs(extract_dimensions(text, now=NOW, earlier=lambda: earlier))
+
+    her = "Nadia: That one. Her new number's 07700 900733."
+    assert owner_of(her, "Nadia: Also, Mum has a new mobile.", "Felix: The cracked one?") == {
+        ("mother", "phone", "07700900733")}
+    assert owner_of("Raj: His number's 0117 496 0182.", "Tom: Gary from number 12 is selling his van.") == {
+        ("gary", "phone", "01174960182")}
+    assert owner_of("阿杰：他的手机是139 1122 3344", "小林：昨天见到了小王") == {("小王", "phone", "+8613911223344")}
+    assert owner_of(her, "Felix: Okay.", "Nadia: Sure.") == set(), "no one named: the value is not kept"
+    assert owner_of("Raj: His number's 0117 496 0182.", "Tom: Raj, listen.") == set(), "Raj speaks: not 'his'"
+    assert owner_of(her) == owner_of(her, "Mum rang.") - {("mother", "phone", "07700900733")} == set()
+
+
 @pytest.mark.parametrize("text", ["Order 0123 4567 has shipped.", "Reference 01234-5678-9012, version 0.12 345."])
 def test_short_or_long_zero_led_groups_are_no_phone(text):
     assert not [a for a in dims(text).attributes if a.attribute == "phone"]

@@ -143,6 +143,19 @@ def test_someone_elses_number_does_not_replace_the_users(agent_session, turns):
     assert not Edge.objects.filter(source=mine, relation=Relation.SUPERSEDES).exists()
 
 
+def test_a_number_changed_for_the_person_named_a_turn_before_replaces_theirs_only(agent_session):
+    _send(agent_session, ("user_input", "Nadia: My mobile is 07700 900111."),
+          ("user_input", "Felix: Classic Mum."),
+          ("user_input", "Nadia: Her mobile's on the blink, so if you ring her on 07700 900418 try Dad's."),
+          ("user_input", "Nadia: Also, Mum has a new mobile. The old one died."),
+          ("user_input", "Nadia: Her new number's 07700 900733. The old number's gone."))
+    mums_old = Memory.objects.get(content__contains="900418")
+    mums_new = Memory.objects.get(content__contains="900733")
+    assert mums_old.status == "superseded"
+    assert Edge.objects.filter(source=mums_old, target=mums_new, relation=Relation.SUPERSEDES).exists()
+    assert Memory.objects.get(content__contains="900111").status == "active", "Nadia's own number stays"
+
+
 def test_chinese_interaction_gets_dimensions_and_search_terms(agent_session):
     (item,) = _send(agent_session, ("user_input", "我对海鲜过敏，餐厅一定要避开海鲜"))
     memory = Memory.objects.get(sources=item)

@@ -62,6 +62,16 @@ def interaction_process(*, interaction_id: int, promoted_by: str | None = None) 
         return interaction
 
 
+TURNS_BEFORE = 2  # how far back "his/her number" may look for the person it means
+
+
+def _turns_before(interaction: Interaction) -> list[str]:
+    """The session's interactions right before this one, oldest first."""
+    rows = (Interaction.objects.filter(session_id=interaction.session_id, pk__lt=interaction.pk)
+            .order_by("-pk").values_list("content", flat=True)[:TURNS_BEFORE])
+    return list(reversed(rows))
+
+
 def _locked(interaction_ids: list[int]) -> dict[int, Interaction]:
     """Lock the interactions' rows (in id order, so two batches cannot deadlock) and load them."""
     rows = (Interaction.objects.select_for_update(of=("self",)).select_related("session", "project")
@@ -86,7 +96,8 @@ def _process(interaction_id: int, promoted_by: str | None = None, interaction: I
     embedder = get_embedder()
     space = cached_space_for(embedder)
     vector = embedder.embed_one(interaction.content)
-    dims = extract_dimensions(interaction.content, now=interaction.occurred_at, kind=interaction.kind)
+    dims = extract_dimensions(interaction.content, now=interaction.occurred_at, kind=interaction.kind,
+                              earlier=lambda: _turns_before(interaction))
     known = entities_named(project_id=interaction.project_id, found=dims.entities + dims.tentative_entities)
     confirmed = [e for e in dims.tentative_entities if e.normalized in known]  # "Dale" opening a sentence
     dims = replace(dims, entities=dims.entities + confirmed, tentative_entities=[])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..cues import speaker_label
@@ -121,6 +121,9 @@ class Context:
     times: list[TimeHit]
     mentions: list[Found]
     tokens: tuple[Token, ...]
+    # Who "his/her …" means when this text names no one before it: the last person the turns right before
+    # named (dimensions.last_named), asked only then.
+    referent: Callable[[], str | None] = lambda: None
 
 
 WINDOW = 200  # characters around a value that can say whose it is (bounds the work on long texts)
@@ -146,8 +149,9 @@ class Extractor:
     def owner(self, attribute: str, cue_start: int, pos: int) -> str | None:
         """Whose value: a person named in the clause, a family member (my son → "child"), else the user
         for first-person statements; a named place or organisation for its phone, e-mail or address.
-        "His/her …" is the last person named before it (not the speaker of a transcript line), or no one
-        known (None: the value is not kept, rather than kept as the user's and replacing theirs)."""
+        "His/her …" is the last person named before it (not the speaker of a transcript line), else the last
+        one the turns right before named ("Mum has a new mobile." / "Her new number's …"), or no one known
+        (None: the value is not kept, rather than kept as the user's and replacing theirs)."""
         text = self.ctx.text
         s_start, s_end = self.sentence(min(cue_start, pos))
         first = min(cue_start, pos)
@@ -165,7 +169,7 @@ class Extractor:
             speaker = speaker_label(text, spaced=False)  # "Raj: His number…" names who speaks, not whose value
             earlier = [f for f in self.ctx.mentions if f.entity.type == "person" and max(0, first - WINDOW) <= f.start
                        < first and f.entity.normalized != speaker]
-            return earlier[-1].entity.normalized if earlier else None
+            return earlier[-1].entity.normalized if earlier else self.ctx.referent()
         if FIRST_PERSON_RE.search(text, s_start, s_end):
             return USER
         if attribute in OWNABLE:

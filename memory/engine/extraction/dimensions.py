@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from .attributes import Context, extract_attributes
+from ..cues import speaker_label
+from .attributes import KIN, KIN_RE, Context, extract_attributes
 from .classify import chinese_keywords, english_keywords, intent, sentiment, topic_labels
 from .entities import chinese_entities, english_entities, mentions, unique, value_entities
 from .patterns import (
@@ -26,14 +28,33 @@ MAX_LIST = 30
 MAX_CHARS = 20_000  # longer texts (file dumps in tool results) are read up to here
 
 
+def last_named(texts: Sequence[str], speaker: str | None = None) -> str | None:
+    """The person (or family member: "Mum" → mother) the latest of `texts` to name one named last; the
+    speakers of a transcript's lines (and `speaker`) are who talks, not who is talked about."""
+    for text in reversed(texts):
+        text = text[:MAX_CHARS]
+        norm = nfkc_same_length(text)
+        talking = {speaker, speaker_label(text, spaced=False)}
+        english, tentative = english_entities(text, norm, detect_language(norm))
+        found = english + tentative + (chinese_entities(text, norm, zh_tokens(norm)) if CJK_RE.search(norm) else [])
+        named = [(f.start, f.entity.normalized) for f in found
+                 if f.entity.type == "person" and f.entity.normalized not in talking]
+        named += [(m.start(), KIN[m.group().casefold()]) for m in KIN_RE.finditer(norm)]
+        if named:
+            return max(named)[1]
+    return None
+
+
 def _unique(values: list[str], limit: int = MAX_LIST) -> list[str]:
     return list(dict.fromkeys(v for v in values if v))[:limit]
 
 
-def extract_dimensions(text: str, *, now: datetime, kind: str | None = None) -> Dimensions:
+def extract_dimensions(text: str, *, now: datetime, kind: str | None = None,
+                       earlier: Callable[[], Sequence[str]] = tuple) -> Dimensions:
     """Entities, intent, topics, values, times and attributes of `text`, with relative dates resolved
     against `now` (the interaction's time). Pure Python, no I/O; Chinese goes through jieba.
-    Only the first MAX_CHARS characters are read."""
+    Only the first MAX_CHARS characters are read. `earlier()`: the turns right before (oldest first), asked
+    for only to tell whose "his/her number" this is when the text names no one."""
     text = (text or "")[:MAX_CHARS]
     norm = nfkc_same_length(text)
     language = detect_language(norm)
@@ -62,6 +83,7 @@ def extract_dimensions(text: str, *, now: datetime, kind: str | None = None) -> 
     attributes = extract_attributes(Context(
         text=norm, blanked=blanked, phones=phones, emails=emails, amounts=amounts, numbers=numbers,
         identifiers=identifiers, dates=dates, times=times, mentions=all_mentions, tokens=tokens,
+        referent=lambda: last_named(earlier(), speaker_label(text, spaced=False)),
     ))
     label, subjectivity = sentiment(blanked, kind)
     kind_of_intent = intent(blanked, kind, norm)
