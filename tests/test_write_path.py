@@ -196,6 +196,19 @@ def test_announced_change_supersedes_the_related_old_value(agent_session):
     assert "announced change" in edge.rationale
 
 
+def test_a_restated_date_does_not_make_another_things_price_stale(agent_session):
+    """Tied only by a date both name, a change replaces a date: the price of the other thing on that day stays."""
+    _send(agent_session, ("user_input", "The landlord said I can stay on till the 3rd for an extra £90."),
+          ("user_input", "I moved the removals van to the 3rd as well, so it's £520 now."),
+          ("user_input", "The gig on the 9th costs £15 a ticket."),
+          ("user_input", "Update: the gig moved from the 9th to the 11th."))
+    stay = Memory.objects.get(content__contains="landlord")
+    assert stay.status == "active", "the van's new price is no new price of the stay"
+    assert not Edge.objects.filter(source=stay, relation=Relation.SUPERSEDES).exists()
+    gig = Memory.objects.get(content__contains="£15")
+    assert gig.status == "superseded", "a restated date does replace that date"
+
+
 def test_reused_values_link_to_the_one_memory_that_produced_them(agent_session):
     base, other, derived = _send(
         agent_session,

@@ -11,7 +11,8 @@ Two rules, both narrow on purpose, so unrelated memories are never invalidated:
   date set in March moves in April. The earlier memory must be tied to the change: the change
   restates its value ("not the 28th: the 4th"), or both name the same rare name ("Dale"), or they
   share two telling words (telling.py). Of the tied memories with such a value only the best one
-  is replaced, per value type: the one whose value is restated, else the one sharing most of the
+  is replaced, per value type (a change tied only by a restated value replaces values of that type): the one
+  whose value is restated, else the one sharing most of the
   telling words, else the latest.
 The old memory stays, marked superseded (out of default recall), linked by a `supersedes` edge.
 A question or a confirmation ("is it still the 14th?", "还是14号吗？") never supersedes anything, and a
@@ -100,7 +101,7 @@ class Replaceable:
     """An earlier memory an announced change may replace, and how strongly it is tied to the change."""
 
     memory: Memory
-    restated: bool  # the change repeats the old value ("can't get in on the 28th")
+    restated: frozenset[str]  # the value types whose old value the change repeats ("can't get in on the 28th")
     shared_terms: int  # telling words in common
     shared_weight: float  # their summed idf
     close: bool  # similar or sharing an entity (a candidate of the same session)
@@ -108,10 +109,16 @@ class Replaceable:
 
     def tied(self) -> bool:
         """About the same thing: the old value restated, a rare name both mention, or two telling words."""
-        return self.restated or self.named or self.shared_terms >= MIN_SHARED_TERMS
+        return bool(self.restated) or self.named or self.shared_terms >= MIN_SHARED_TERMS
+
+    def replaces(self, name: str) -> bool:
+        """Tied by a restated value alone, the change replaces a value of that type only: "moved the van to
+        the 3rd as well, £520 now" repeats the date of "stay on till the 3rd for an extra £90" and is no
+        new price of that stay."""
+        return name in self.restated or self.named or self.shared_terms >= MIN_SHARED_TERMS
 
     def rank(self) -> tuple:
-        return (self.restated, self.shared_weight, self.close, self.memory.occurred_at, self.memory.pk)
+        return (bool(self.restated), self.shared_weight, self.close, self.memory.occurred_at, self.memory.pk)
 
 
 def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: list[Candidate]) -> list[Edge]:
@@ -159,7 +166,7 @@ def _announced_changes(memory: Memory, related: list[Candidate], telling: dict[s
         item = _replaceable(old, memory, telling, close=old.pk in close, names=names)
         if not item.tied():
             continue
-        for name in _changed_value_types(old, memory):
+        for name in filter(item.replaces, _changed_value_types(old, memory)):
             if name not in chosen or item.rank() > chosen[name].rank():
                 chosen[name] = item
     return {name: item.memory for name, item in chosen.items()}
@@ -167,7 +174,7 @@ def _announced_changes(memory: Memory, related: list[Candidate], telling: dict[s
 
 def _replaceable(old: Memory, new: Memory, telling: dict[str, float], *, close: bool,
                  names: dict[int, set[str]] | None = None) -> Replaceable:
-    restated = any(_values(old, name) & _values(new, name) for name in VALUE_TYPES)
+    restated = frozenset(name for name in VALUE_TYPES if _values(old, name) & _values(new, name))
     terms = [t for t in memory_terms(old.content) if t in telling]
     shared = [telling[t] for t in terms]
     named = bool((names or {}).get(old.pk, set()) & set(terms))
