@@ -10,10 +10,9 @@ Two rules, both narrow on purpose, so unrelated memories are never invalidated:
   replaces. The earlier one may be in any session of the project: in a conversation over weeks the
   date set in March moves in April. The earlier memory must be tied to the change: the change
   restates its value ("not the 28th: the 4th"), or both name the same rare name ("Dale"), or they
-  share two telling words (telling.py). Of the tied memories with such a value only the best one
-  is replaced, per value type (a change tied only by a restated value replaces values of that type): the one
-  whose value is restated, else the one sharing most of the
-  telling words, else the latest.
+  share two telling words (telling.py); tied only by a restated value, it replaces values of that type
+  only. Of the tied memories with such a value only the best one is replaced, per value type: the one
+  whose value is restated, else the one sharing most of the telling words, else the latest.
 The old memory stays, marked superseded (out of default recall), linked by a `supersedes` edge.
 A question or a confirmation ("is it still the 14th?", "还是14号吗？") never supersedes anything, and a
 tool's result never replaces a constraint (only whoever requires something changes it).
