@@ -209,6 +209,15 @@ def test_a_restated_date_does_not_make_another_things_price_stale(agent_session)
     assert gig.status == "superseded", "a restated date does replace that date"
 
 
+def test_a_corrected_figure_replaces_the_one_it_names(agent_session):
+    """"Final numbers: 68, not 75" says the 75 changed, though no change verb does."""
+    _send(agent_session, ("user_input", "The Orrin lunch headcount has gone up to 75, they are flying people in."),
+          ("user_input", "Malik rang. Final numbers: 68, not 75, seven can't travel."))
+    old = Memory.objects.get(content__contains="flying")
+    assert old.status == "superseded"
+    assert Edge.objects.filter(source=old, relation=Relation.SUPERSEDES, rationale__contains="number").exists()
+
+
 def test_reused_values_link_to_the_one_memory_that_produced_them(agent_session):
     base, other, derived = _send(
         agent_session,

@@ -38,7 +38,8 @@ CHANGE_CUE = re.compile(
     r"(raised|increased|went up|dropped|lowered|cut)( \w+){0,2} to|now costs?|my new (number|phone|address|email)|"
     # a moved date, a new figure, a revised plan: said about the value rather than naming it
     r"(pushed|moved|put)( \w+){0,2} (back|forward|up)|(moved|moving|rescheduled) (it|the \w+)|"
-    r"(new|revised|final|updated) (total|number|price|quote|date|time|figure|estimate)|"
+    r"(new|revised|final|updated) (total|numbers?|price|quote|date|time|figures?|estimate|count|headcount)|"
+    r"(gone|come) (up|down) to|\d[\d,.]*\w*,? not [£$€]?\d[\d,.]*|"  # "has gone up to 75", "Final numbers: 68, not 75"
     r"(a|one|two|three|\d+) (days?|weeks?|months?|hours?) (later|earlier|early)|"
     r"(switching|changing|switched) (to|the|my|our)|instead|in the end|came to|drop(ped)? to|"
     r"(up|down) to [£$€]?\d|\d[\d,.]*\w*( a head| each| a night| per \w+)? now)\b|"
