@@ -106,15 +106,20 @@ class Replaceable:
     close: bool  # similar or sharing an entity (a candidate of the same session)
     named: bool = False  # a telling word in common is a name both mention ("Dale", "老周")
 
+    @property
+    def worded(self) -> bool:
+        """Tied by words: a rare name both mention, or two telling words."""
+        return self.named or self.shared_terms >= MIN_SHARED_TERMS
+
     def tied(self) -> bool:
-        """About the same thing: the old value restated, a rare name both mention, or two telling words."""
-        return bool(self.restated) or self.named or self.shared_terms >= MIN_SHARED_TERMS
+        """About the same thing: the old value restated, or tied by words."""
+        return bool(self.restated) or self.worded
 
     def replaces(self, name: str) -> bool:
         """Tied by a restated value alone, the change replaces a value of that type only: "moved the van to
         the 3rd as well, £520 now" repeats the date of "stay on till the 3rd for an extra £90" and is no
         new price of that stay."""
-        return name in self.restated or self.named or self.shared_terms >= MIN_SHARED_TERMS
+        return name in self.restated or self.worded
 
     def rank(self) -> tuple:
         return (bool(self.restated), self.shared_weight, self.close, self.memory.occurred_at, self.memory.pk)

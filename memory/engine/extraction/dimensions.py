@@ -8,7 +8,7 @@ from datetime import datetime
 from ..cues import speaker_label
 from .attributes import KIN, KIN_RE, Context, extract_attributes
 from .classify import chinese_keywords, english_keywords, intent, sentiment, topic_labels
-from .entities import chinese_entities, english_entities, mentions, unique, value_entities
+from .entities import Found, chinese_entities, english_entities, mentions, unique, value_entities
 from .patterns import (
     Mask,
     nfkc_same_length,
@@ -35,14 +35,20 @@ def last_named(texts: Sequence[str], speaker: str | None = None) -> str | None:
         text = text[:MAX_CHARS]
         norm = nfkc_same_length(text)
         talking = {speaker, speaker_label(text, spaced=False)}
-        english, tentative = english_entities(text, norm, detect_language(norm))
-        found = english + tentative + (chinese_entities(text, norm, zh_tokens(norm)) if CJK_RE.search(norm) else [])
-        named = [(f.start, f.entity.normalized) for f in found
+        tokens = zh_tokens(norm) if CJK_RE.search(norm) else ()
+        found, tentative = _names(text, norm, norm, detect_language(norm), tokens)
+        named = [(f.start, f.entity.normalized) for f in found + tentative
                  if f.entity.type == "person" and f.entity.normalized not in talking]
         named += [(m.start(), KIN[m.group().casefold()]) for m in KIN_RE.finditer(norm)]
         if named:
             return max(named)[1]
     return None
+
+
+def _names(text: str, blanked: str, norm: str, language: str, tokens: tuple) -> tuple[list[Found], list[Found]]:
+    """Names written in the text (English capitalised words, Chinese from jieba's tags), and the tentative ones."""
+    english, tentative = english_entities(text, blanked, language)
+    return english + (chinese_entities(text, norm, tokens) if tokens else []), tentative
 
 
 def _unique(values: list[str], limit: int = MAX_LIST) -> list[str]:
@@ -72,10 +78,8 @@ def extract_dimensions(text: str, *, now: datetime, kind: str | None = None,
     blanked = mask.blank(norm)
 
     tokens = zh_tokens(norm) if CJK_RE.search(norm) else ()
-    english, tentative = english_entities(text, blanked, language)
-    found = value_entities(text, paths, urls, identifiers) + english
-    if tokens:
-        found += chinese_entities(text, norm, tokens)
+    names, tentative = _names(text, blanked, norm, language, tokens)
+    found = value_entities(text, paths, urls, identifiers) + names
     all_mentions = mentions(found)
     entities = unique(all_mentions)
     named = {e.normalized for e in entities}
