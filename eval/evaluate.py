@@ -13,7 +13,7 @@ from .ingest import ACTOR, IngestedFile
 from .metrics import EdgeScores, edge_scores, recall_at_k, reciprocal_rank
 
 # Structural edges say nothing about dependencies (adjacency, a shared name, a summary's parts): not scored.
-UNSCORED_RELATIONS = (Relation.NEXT_IN_SESSION, Relation.SHARES_ENTITY, Relation.SUMMARIZES)
+UNSCORED_RELATIONS = (Relation.NEXT_IN_SESSION, Relation.NEXT_BY_SPEAKER, Relation.SHARES_ENTITY, Relation.SUMMARIZES)
 
 
 DEPTH = 20  # every system returns its top 20; R@5, R@10, R@20 and MRR (within 10) are read from that list

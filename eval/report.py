@@ -300,7 +300,8 @@ def _edge_section(summary: dict) -> list[str]:
     relations = ", ".join(f"{rel} {n}" for rel, n in sorted(edges["by_relation"].items())) or "none"
     return [
         "## Dependency edges", "",
-        "Engine edges of each project (next_in_session, shares_entity and summarizes excluded), mapped to the",
+        "Engine edges of each project (the structural next_in_session, next_by_speaker, shares_entity and summarizes",
+        "excluded), mapped to the",
         "interactions their memories came from, against the labelled edges: directed (parent, child) pairs,",
         "ignoring the relation; relation accuracy is over the matched pairs. Precision is 0 when the engine",
         "predicts no edge. *Reversed*: predicted pairs labelled the other way round.", "",

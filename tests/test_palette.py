@@ -74,12 +74,13 @@ def test_colours_stay_apart_under_colour_vision_deficiencies(group, vision):
 
 def test_the_old_clash_is_gone_and_colours_show_on_the_white_canvas():
     """A proposal is no longer an orange that a `supersedes` edge shares: it keeps its relation's colour on a
-    pale halo. Kinds and dependency relations stand out from the white canvas (the two structural greys are
-    meant to recede)."""
+    pale halo. Kinds and dependency relations stand out from the white canvas (the structural greys and the pale
+    speaker's thread are meant to recede)."""
     halo = js_string("PROPOSAL_HALO")
     relations = js_object("RELATION_COLORS")
     assert "PROPOSAL_COLOR" not in STYLE.read_text(encoding="utf-8")
     assert float(deltaE(rgb(halo), rgb(WHITE), input_space="sRGB255")) < 40  # pale: a halo, not a hue
-    dependencies = {k: v for k, v in relations.items() if k not in ("shares_entity", "next_in_session")}
+    structural = ("shares_entity", "next_in_session", "next_by_speaker")
+    dependencies = {k: v for k, v in relations.items() if k not in structural}
     for name, color in {**js_object("KIND_COLORS"), **dependencies}.items():
         assert float(deltaE(rgb(color), rgb(WHITE), input_space="sRGB255")) >= 25, name

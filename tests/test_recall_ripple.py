@@ -303,3 +303,23 @@ def test_recall_weighs_the_entity_path_by_its_parameter(project, agent_session):
     assert on.trace.params["config"]["entity_weight"] == RecallConfig().entity_weight
     assert any("entities" in s["sources"] for s in on.trace.seeds)
     assert "clutch" in on.items[0].memory.content
+
+
+def test_ripple_follows_a_speaker_back_past_the_reply(project, agent_session):
+    """The cause a speaker told before the other person's reply is reached through next_by_speaker."""
+    damp, reply, quote = _ingest(agent_session, [
+        "Felix: Survey came back. The rear wall has damp and the roof needs work.",
+        "Nadia: Oh no. Is it bad?",
+        "Felix: The roofer's quote is £6,500, so I'm asking them to knock some off.",
+    ])
+    assert Edge.objects.filter(source=damp, target=quote, relation=Relation.NEXT_BY_SPEAKER).exists()
+    Edge.objects.filter(session=agent_session).exclude(relation=Relation.NEXT_BY_SPEAKER).delete()
+    query = RecallQuery("how much did the roofer quote", k=2, preset="ripple",
+                        params={"seed_count": 1, "use_vector": False, "use_dimensions": False})
+    ripple = memory_recall(project=project, actor="t", query=query)
+    assert [i.memory.pk for i in ripple.items] == [quote.pk, damp.pk]
+    assert ripple.items[1].path[0]["relation"] == Relation.NEXT_BY_SPEAKER
+    weights = {**config_for("ripple").relation_weights, Relation.NEXT_BY_SPEAKER: 0.0}
+    unlinked = memory_recall(project=project, actor="t", query=RecallQuery(
+        query.text, k=2, preset="ripple", params={**query.params, "relation_weights": weights}))
+    assert damp.pk not in [i.memory.pk for i in unlinked.items]

@@ -489,3 +489,46 @@ def test_a_users_value_in_another_session_is_not_replaced_even_by_an_announced_c
     assert old.status == "active"
     same_session = Memory.objects.get(content__contains="900789")
     assert same_session.status == "superseded", "within its own session the change replaces the old number"
+
+
+def test_a_speakers_turn_links_to_their_own_previous_turn_past_the_reply(agent_session):
+    """In a transcript each turn links to its speaker's previous turn (next_by_speaker), which the other
+    person's reply stands between; an agent's turns, naming no speaker, get no such edge."""
+    survey, reply, quote, fair, fence = _send(
+        agent_session,
+        ("user_input", "Felix: Survey came back. The rear wall has damp and the roof needs work."),
+        ("user_input", "Nadia: Oh no. Is it bad?"),
+        ("user_input", "Felix: The roofer's quote is £6,500, so I'm asking them to knock some off."),
+        ("user_input", "Nadia: Fair enough, that is a lot of money."),
+        ("user_input", "Nadia: Anyway, Gary says the fence panels arrive on Friday."))
+    assert {i.status for i in (survey, reply, quote, fair, fence)} == {"kept"}
+    by_speaker = {(e.source.sources.get().pk, e.target.sources.get().pk)
+                  for e in Edge.objects.filter(session=agent_session, relation=Relation.NEXT_BY_SPEAKER)}
+    # Nadia's fence turn follows her own previous turn, which adjacency links already: the speaker's edge
+    # goes to her turn before that.
+    assert by_speaker == {(survey.pk, quote.pk), (reply.pk, fair.pk), (reply.pk, fence.pk)}, by_speaker
+    edge = Edge.objects.get(relation=Relation.NEXT_BY_SPEAKER, target=quote.memories.get())
+    assert edge.status == EdgeStatus.INFERRED and not edge.needs_review and edge.rationale == "the speaker's previous turn"
+
+
+def test_the_speaker_can_come_in_metadata_and_in_chinese_labels(agent_session):
+    said, _, again = _send(agent_session,
+                           ("user_input", "The survey came back with damp in the rear wall.", {"speaker": "Felix"}),
+                           ("user_input", "That sounds expensive to fix.", {"speaker": "Nadia"}),
+                           ("user_input", "The roofer quoted six and a half thousand for it.", {"speaker": "felix"}))
+    assert Edge.objects.filter(source=said.memories.get(), target=again.memories.get(),
+                               relation=Relation.NEXT_BY_SPEAKER).exists()
+    chat = _second_session(agent_session.project, "聊天")
+    first, _, second = _send(chat, ("user_input", "小敏：婚期定了，五月二号，在常德办。"),
+                             ("user_input", "姐姐：太好了！酒店订了吗？"),
+                             ("user_input", "小敏：酒店看中了沅江宾馆的宴会厅，每桌两千六。"))
+    assert Edge.objects.filter(source=first.memories.get(), target=second.memories.get(),
+                               relation=Relation.NEXT_BY_SPEAKER).exists()
+
+
+def test_turns_that_name_no_speaker_get_no_speaker_edge(agent_session):
+    _send(agent_session, ("user_input", "Book a hotel near the Bund for 12 to 14 October"),
+          ("tool_call", "hotel_search(city='Shanghai', near='Bund')"),
+          ("tool_result", "Riverside Hotel: 2 rooms left at 980 CNY a night", {"tool": "hotel_search"}),
+          ("agent_thought", "The Riverside Hotel fits the budget; book it"))
+    assert not Edge.objects.filter(session=agent_session, relation=Relation.NEXT_BY_SPEAKER).exists()

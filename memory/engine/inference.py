@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 CAUSAL = re.compile(r"\b(because|so that|therefore|thus|as a result|due to|hence|caused by|since)\b"
                     r"|因为|所以|导致|因此|由于|结果|造成", re.I)
 DECISION_BASES = {MemoryKind.DECISION, MemoryKind.CONSTRAINT, MemoryKind.PREFERENCE, MemoryKind.ERROR}
+# Edges that record where a memory stands (adjacency, one speaker's turns, a shared name), not a dependency.
+STRUCTURAL = {Relation.SHARES_ENTITY, Relation.NEXT_IN_SESSION, Relation.NEXT_BY_SPEAKER}
 INFERRED = {Relation.CAUSAL, Relation.CONDITIONAL, Relation.TEMPORAL, Relation.ELABORATES, Relation.PART_OF,
             Relation.REFERENCES}
 DEFAULT_EDGE_THRESHOLD = 0.6
@@ -259,7 +261,7 @@ def edges_apply(child: Memory, proposals: list[Proposal], threshold: float, *, n
     for proposal in proposals:
         if proposal.parent.pk in decided or (proposal.parent.pk, proposal.relation) in taken:
             continue
-        structural = proposal.relation in (Relation.SHARES_ENTITY, Relation.NEXT_IN_SESSION)
+        structural = proposal.relation in STRUCTURAL
         edges.append(Edge(
             project_id=child.project_id, session_id=child.session_id, source=proposal.parent, target=child,
             relation=proposal.relation, weight=1.0, confidence=proposal.confidence, origin=proposal.origin,

@@ -223,7 +223,8 @@ def _task_similarity(session: AgentSession, embedder: Embedder, vector: Vector) 
 def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, vector: Vector,
                    space: EmbeddingSpace, neighbours: list[Neighbour], known: dict[str, Entity]) -> Memory:
     session, project = interaction.session, interaction.project
-    previous = _previous(session.pk)
+    recent = _recent(session.pk)
+    previous = recent[0] if recent else None
     memory = Memory.objects.create(
         project=project, session=session, content=interaction.content,
         search_text=" ".join(segment(interaction.content)),
@@ -240,6 +241,9 @@ def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, v
         candidates = _lexically_compared(memory, candidates)
     threshold = float((project.settings or {}).get("edge_confidence_threshold", DEFAULT_EDGE_THRESHOLD))
     adjacent = [Proposal(previous, Relation.NEXT_IN_SESSION, 1.0, "adjacent in the session")] if previous else []
+    told_before = _speaker_previous(interaction, recent[1:])
+    if told_before:
+        adjacent.append(Proposal(told_before, Relation.NEXT_BY_SPEAKER, 1.0, "the speaker's previous turn"))
     edges_apply(memory, infer(memory, candidates) + adjacent, threshold, new_child=True)
     supersede_apply(memory, dims.attributes, candidates)
     return memory
@@ -315,9 +319,37 @@ def _lexically_compared(memory: Memory, candidates: list[Candidate]) -> list[Can
     return [replace(c, similarity=term_overlap(memory.content, c.memory.content)) for c in candidates]
 
 
-def _previous(session_id: int) -> Memory | None:
-    """The session's latest memory that is not forgotten (the parent of next_in_session)."""
-    rows = Memory.objects.raw(
-        f"SELECT {memory_columns()} FROM {Memory._meta.db_table} WHERE session_id = %s AND status <> %s "
-        "ORDER BY occurred_at DESC, id DESC LIMIT 1", [session_id, MemoryStatus.FORGOTTEN])
-    return next(iter(rows), None)
+# Memories of the session looked back over for the speaker's previous turn: in a dialogue it is two turns
+# back, after the other person's reply; a reply of two or three lines still leaves it in reach.
+SPEAKER_LOOKBACK = 4
+
+
+def _recent(session_id: int) -> list[Memory]:
+    """The session's latest memories that are not forgotten, newest first (the first is next_in_session's
+    parent), each with the speaker its first source interaction names in its metadata; one query."""
+    sources = Memory.sources.through._meta.db_table
+    return list(Memory.objects.raw(
+        f"SELECT {memory_columns('m')}, (SELECT i.metadata ->> 'speaker' FROM {sources} s "
+        f"JOIN {Interaction._meta.db_table} i ON i.id = s.interaction_id WHERE s.memory_id = m.id "
+        f"ORDER BY i.id LIMIT 1) AS said_by FROM {Memory._meta.db_table} m WHERE m.session_id = %s "
+        "AND m.status <> %s ORDER BY m.occurred_at DESC, m.id DESC LIMIT %s",
+        [session_id, MemoryStatus.FORGOTTEN, SPEAKER_LOOKBACK]))
+
+
+def speaker_of(content: str, metadata: dict | None) -> str | None:
+    """Who says a transcript's turn: the interaction's `speaker` metadata, else the label it opens with
+    ("Felix: …", "小敏：…"), case-folded."""
+    named = (metadata or {}).get("speaker")
+    if isinstance(named, str) and named.strip():
+        return named.strip().casefold()
+    return speaker_label(content, spaced=False)
+
+
+def _speaker_previous(interaction: Interaction, earlier: list[Memory]) -> Memory | None:
+    """The speaker's own latest turn before the other person's reply: a speaker goes on with their own
+    story ("Survey came back: damp." … "So the quote's £6,500"), and next_in_session reaches it only
+    through the reply between (measured in `make eval`: docs/eval.md)."""
+    speaker = speaker_of(interaction.content, interaction.metadata)
+    if not speaker:
+        return None
+    return next((m for m in earlier if speaker_of(m.content, {"speaker": m.said_by}) == speaker), None)

@@ -128,6 +128,7 @@ class Relation(models.TextChoices):
     REFERENCES = "references"
     SHARES_ENTITY = "shares_entity"
     NEXT_IN_SESSION = "next_in_session"
+    NEXT_BY_SPEAKER = "next_by_speaker"
     SUMMARIZES = "summarizes"
 
 

@@ -14,7 +14,8 @@ RELATIONS = {
     "causal": _("causal"), "temporal": _("temporal"), "conditional": _("conditional"),
     "elaborates": _("elaborates"), "supersedes": _("supersedes"), "part_of": _("part of"),
     "references": _("references"), "shares_entity": _("shares entity"),
-    "next_in_session": _("next in session"), "summarizes": _("summarizes"),
+    "next_in_session": _("next in session"), "next_by_speaker": _("same speaker, next turn"),
+    "summarizes": _("summarizes"),
 }
 ORIGINS = {"rule": _("rule"), "llm": _("LLM"), "human": _("human")}
 EDGE_STATUSES = {"inferred": _("inferred"), "approved": _("approved"), "rejected": _("rejected")}

@@ -46,6 +46,7 @@ export const RELATION_COLORS = {
   summarizes: "#000000",
   shares_entity: "#bbbbbb",
   next_in_session: "#dddddd",
+  next_by_speaker: "#f4c488",
 };
 
 export const RELATION_ARROWS = {
@@ -59,11 +60,12 @@ export const RELATION_ARROWS = {
   summarizes: "triangle-backcurve",
   shares_entity: "none",
   next_in_session: "tee",
+  next_by_speaker: "circle-triangle",
 };
 
-// Edges the engine draws for adjacency and shared entities, not claimed dependencies: layouts rank without
+// Edges the engine draws for adjacency, a speaker's turns and shared entities, not claimed dependencies: layouts rank without
 // them and the timeline lets them recede.
-const STRUCTURAL_RELATIONS = new Set(["next_in_session", "shares_entity"]);
+const STRUCTURAL_RELATIONS = new Set(["next_in_session", "next_by_speaker", "shares_entity"]);
 
 export function isStructuralRelation(relation) {
   return STRUCTURAL_RELATIONS.has(relation);
@@ -156,6 +158,7 @@ export function stylesheet({ large }) {
     { selector: 'edge[status = "approved"]', style: { "line-style": "solid" } },
     { selector: 'edge[status = "rejected"]', style: { "line-style": "dotted", opacity: 0.25 } },
     { selector: 'edge[relation = "next_in_session"]', style: { width: 1, opacity: 0.45 } },
+    { selector: 'edge[relation = "next_by_speaker"]', style: { width: 1, opacity: 0.5 } },
     {
       selector: "edge[?needsReview]",
       style: {

@@ -20,6 +20,8 @@ RELATION_WEIGHTS: dict[str, float] = {
     Relation.TEMPORAL: 0.8,
     Relation.REFERENCES: 0.8,
     Relation.NEXT_IN_SESSION: 0.6,
+    # a transcript speaker's own previous turn: where the story they go on with was told (docs/eval.md)
+    Relation.NEXT_BY_SPEAKER: 1.0,
     Relation.SUPERSEDES: 0.5,
 }
 MAX_HOPS_LIMIT = 3
