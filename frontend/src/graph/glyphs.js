@@ -55,6 +55,8 @@ function arrowHead(arrow, color) {
     case "triangle-tee": return [svg("polygon", { points: "15,1.5 21,5 15,8.5", ...filled }),
       svg("line", { x1: 23, y1: 1, x2: 23, y2: 9, ...open })];
     case "triangle-backcurve": return [svg("path", { d: "M15,1.5 L23,5 L15,8.5 Q18,5 15,1.5 Z", ...filled })];
+    case "circle-triangle": return [svg("circle", { cx: 14.5, cy: 5, r: 2.3, ...filled }),
+      svg("polygon", { points: "17.5,1.5 23,5 17.5,8.5", ...filled })];
     default: return [];
   }
 }

@@ -158,7 +158,7 @@ export function stylesheet({ large }) {
     { selector: 'edge[status = "approved"]', style: { "line-style": "solid" } },
     { selector: 'edge[status = "rejected"]', style: { "line-style": "dotted", opacity: 0.25 } },
     { selector: 'edge[relation = "next_in_session"]', style: { width: 1, opacity: 0.45 } },
-    { selector: 'edge[relation = "next_by_speaker"]', style: { width: 1, opacity: 0.5 } },
+    { selector: 'edge[relation = "next_by_speaker"]', style: { width: 1, opacity: 0.7 } },
     {
       selector: "edge[?needsReview]",
       style: {
