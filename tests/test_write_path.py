@@ -508,7 +508,8 @@ def test_a_speakers_turn_links_to_their_own_previous_turn_past_the_reply(agent_s
     # goes to her turn before that.
     assert by_speaker == {(survey.pk, quote.pk), (reply.pk, fair.pk), (reply.pk, fence.pk)}, by_speaker
     edge = Edge.objects.get(relation=Relation.NEXT_BY_SPEAKER, target=quote.memories.get())
-    assert edge.status == EdgeStatus.INFERRED and not edge.needs_review and edge.rationale == "the speaker's previous turn"
+    assert edge.status == EdgeStatus.INFERRED and not edge.needs_review
+    assert edge.rationale == "the speaker's previous turn"
 
 
 def test_the_speaker_can_come_in_metadata_and_in_chinese_labels(agent_session):
