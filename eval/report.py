@@ -301,10 +301,9 @@ def _edge_section(summary: dict) -> list[str]:
     return [
         "## Dependency edges", "",
         "Engine edges of each project (the structural next_in_session, next_by_speaker, shares_entity and summarizes",
-        "excluded), mapped to the",
-        "interactions their memories came from, against the labelled edges: directed (parent, child) pairs,",
-        "ignoring the relation; relation accuracy is over the matched pairs. Precision is 0 when the engine",
-        "predicts no edge. *Reversed*: predicted pairs labelled the other way round.", "",
+        "excluded), mapped to the interactions their memories came from, against the labelled edges: directed",
+        "(parent, child) pairs, ignoring the relation; relation accuracy is over the matched pairs. Precision is 0",
+        "when the engine predicts no edge. *Reversed*: predicted pairs labelled the other way round.", "",
         *_table(["language", "labelled", "predicted", "matched", "precision", "recall", "F1", "relation acc.",
                  "reversed", "labelled with a lost endpoint"], rows),
         "", f"Predicted edges by relation: {relations}.", "",
