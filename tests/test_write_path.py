@@ -519,6 +519,14 @@ def test_the_speaker_can_come_in_metadata_and_in_chinese_labels(agent_session):
                            ("user_input", "The roofer quoted six and a half thousand for it.", {"speaker": "felix"}))
     assert Edge.objects.filter(source=said.memories.get(), target=again.memories.get(),
                                relation=Relation.NEXT_BY_SPEAKER).exists()
+    # A speaker must be a name: a number in that field names nobody, and the turn's own label decides.
+    numbered = _second_session(agent_session.project, "Numbered")
+    first_said, _, then_said = _send(
+        numbered, ("user_input", "Felix: The survey came back with damp in the rear wall.", {"speaker": 7}),
+        ("user_input", "Nadia: That sounds expensive to fix.", {"speaker": 8}),
+        ("user_input", "Felix: The roofer quoted six and a half thousand for it."))
+    assert Edge.objects.filter(source=first_said.memories.get(), target=then_said.memories.get(),
+                               relation=Relation.NEXT_BY_SPEAKER).exists()
     chat = _second_session(agent_session.project, "聊天")
     first, _, second = _send(chat, ("user_input", "小敏：婚期定了，五月二号，在常德办。"),
                              ("user_input", "姐姐：太好了！酒店订了吗？"),

@@ -326,10 +326,12 @@ SPEAKER_LOOKBACK = 4
 
 def _recent(session_id: int) -> list[Memory]:
     """The session's latest memories that are not forgotten, newest first (the first is next_in_session's
-    parent), each with the speaker its first source interaction names in its metadata; one query."""
+    parent), each with the speaker its first source interaction names in its metadata (`said_by`, a string
+    only, as `speaker_of` reads it); one query."""
     sources = Memory.sources.through._meta.db_table
     return list(Memory.objects.raw(
-        f"SELECT {memory_columns('m')}, (SELECT i.metadata ->> 'speaker' FROM {sources} s "
+        f"SELECT {memory_columns('m')}, (SELECT CASE WHEN jsonb_typeof(i.metadata -> 'speaker') = 'string' "
+        f"THEN i.metadata ->> 'speaker' END FROM {sources} s "
         f"JOIN {Interaction._meta.db_table} i ON i.id = s.interaction_id WHERE s.memory_id = m.id "
         f"ORDER BY i.id LIMIT 1) AS said_by FROM {Memory._meta.db_table} m WHERE m.session_id = %s "
         "AND m.status <> %s ORDER BY m.occurred_at DESC, m.id DESC LIMIT %s",
