@@ -463,6 +463,19 @@ def test_one_speakers_change_does_not_replace_another_speakers_plan(agent_sessio
     assert edge.target_id == own.memories.get().pk, "the other speaker's rebooking is no new value of hers"
 
 
+def test_the_speaker_named_in_metadata_keeps_one_persons_change_off_anothers_plan(agent_session):
+    """The same as above with the speakers given only as the interactions' `speaker` metadata."""
+    (hers,) = _send(agent_session, ("user_input", "Got my ticket! The York train on the 12th of February, the 08:05 "
+                                                  "from Leeds.", {"speaker": "Maria"}), hours_ago=48)
+    later = _second_session(agent_session.project)
+    _send(later, ("user_input", "I've changed my York train ticket from Leeds: moved to the 14th of February, the "
+                                "08:40.", {"speaker": "Tom"}))
+    (own,) = _send(later, ("user_input", "Mine's moved too: the York train from Leeds is now on the 15th of "
+                                         "February.", {"speaker": "maria"}))
+    (edge,) = Edge.objects.filter(source=hers.memories.get(), relation=Relation.SUPERSEDES)
+    assert edge.target_id == own.memories.get().pk, "Tom's rebooking is no new value of Maria's"
+
+
 def test_a_users_own_old_value_is_found_however_many_other_sessions_gave_one_since(agent_session):
     """Other sessions' values may fill the latest MAX_OLDER_VALUES; the session's own old one still counts."""
     (first,) = _send(agent_session, ("user_input", "Please note my mobile is +44 7700 900123."), hours_ago=72)

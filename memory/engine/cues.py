@@ -63,6 +63,12 @@ ASKS_OR_CONFIRMS = re.compile(
 SPEAKER_LABEL = re.compile(r"^\s*([^\s:：]{1,40})\s*[:：](\s?)")
 
 
+def named_speaker(metadata: dict | None) -> str | None:
+    """The speaker an interaction's metadata names (`"speaker": "Maria"`), case-folded; a string only."""
+    named = (metadata or {}).get("speaker")
+    return named.strip().casefold() if isinstance(named, str) and named.strip() else None
+
+
 def speaker_label(content: str, *, spaced: bool = True) -> str | None:
     """The transcript speaker a turn opens with, case-folded like an entity's normalised name.
     `spaced=False` also takes "小敏：姐…" (no space after the colon), for callers that check it is a person."""

@@ -31,7 +31,7 @@ from ..models import (
 from ..providers import get_embedder
 from ..providers.base import Embedder, Vector
 from .changelog import ENGINE_ACTOR, change_record, changes_deferred
-from .cues import speaker_label
+from .cues import named_speaker, speaker_label
 from .entities import entities_named, mentions_link
 from .extraction import Dimensions, extract_dimensions, segment, term_overlap, with_llm_dimensions
 from .inference import DEFAULT_EDGE_THRESHOLD, Candidate, Proposal, edges_apply, infer
@@ -341,10 +341,7 @@ def _recent(session_id: int) -> list[Memory]:
 def speaker_of(content: str, metadata: dict | None) -> str | None:
     """Who says a transcript's turn: the interaction's `speaker` metadata, else the label it opens with
     ("Felix: …", "小敏：…"), case-folded."""
-    named = (metadata or {}).get("speaker")
-    if isinstance(named, str) and named.strip():
-        return named.strip().casefold()
-    return speaker_label(content, spaced=False)
+    return named_speaker(metadata) or speaker_label(content, spaced=False)
 
 
 def _speaker_previous(interaction: Interaction, earlier: list[Memory]) -> Memory | None:

@@ -10,7 +10,7 @@ last about, the people named in the nearest earlier memory that names someone.
 from __future__ import annotations
 
 from ..models import EntityMention, EntityType, Memory
-from .cues import speaker_label
+from .cues import named_speaker, speaker_label
 
 LOOKBACK = 12  # earlier memories of the session searched for who a memory naming nobody is about
 
@@ -54,12 +54,30 @@ def _context_people(memory: Memory) -> set[str]:
 
 
 def speakers_of(memories: list[Memory]) -> dict[int, str | None]:
-    """Per memory, who says it in a transcript: "Maria: …", or "小敏：…" (no space) when 小敏 is a person the
-    turn mentions, so the heading "约束：…" is no speaker. One query, for the memories with such a label only."""
-    labels = {m.pk: speaker_label(m.content, spaced=False) for m in memories}
+    """Per memory, who says it in a transcript: the `speaker` its source interaction's metadata names, else
+    "Maria: …", or "小敏：…" (no space) when 小敏 is a person the turn mentions, so the heading "约束：…" is no
+    speaker. A query for the sources not at hand, one for the memories with such a label."""
+    named = _said_by(memories)
+    rest = [m for m in memories if not named.get(m.pk)]
+    labels = {m.pk: speaker_label(m.content, spaced=False) for m in rest}
     people = named_people([pk for pk, label in labels.items() if label]) if any(labels.values()) else {}
-    return {m.pk: speaker_label(m.content) or (labels[m.pk] if labels[m.pk] in people.get(m.pk, set()) else None)
-            for m in memories}
+    found = {m.pk: speaker_label(m.content) or (labels[m.pk] if labels[m.pk] in people.get(m.pk, set()) else None)
+             for m in rest}
+    return {m.pk: named.get(m.pk) or found[m.pk] for m in memories}
+
+
+def _said_by(memories: list[Memory]) -> dict[int, str | None]:
+    """Per memory, the speaker its first source interaction's metadata names: read from the source the
+    pipeline attached (`source_interaction`), else in one query."""
+    said = {m.pk: named_speaker(m.source_interaction.metadata) for m in memories
+            if vars(m).get("source_interaction") is not None}
+    missing = [m.pk for m in memories if m.pk not in said]
+    if missing:
+        sources = (Memory.sources.through.objects.filter(memory_id__in=missing)
+                   .order_by("memory_id", "interaction_id").values_list("memory_id", "interaction__metadata"))
+        for memory_id, metadata in sources:
+            said.setdefault(memory_id, named_speaker(metadata))
+    return said
 
 
 def same_subject(old_people: set[str], new_people: set[str]) -> bool:
