@@ -3,7 +3,8 @@
 The project looks like a real one: sessions of 50–100 memories, each memory with its source
 interaction, 1–2 entity mentions (entities found by the real extractor in the texts, padded to
 500), about three edges (next_in_session plus two dependency edges of mixed relations to earlier
-memories of the session, some approved, a few rejected), search text from the real segmenter and
+memories of the session, some approved, a few rejected; in every other session, a transcript of two
+people taking turns, a next_by_speaker edge to the turn before last as well), search text from the real segmenter and
 a MiniLM vector. Only a few thousand distinct texts are embedded with MiniLM; every memory reuses
 one of them with a small random perturbation of its vector (renormalised), so the texts cost
 seconds instead of the ten minutes or so MiniLM needs for 100k distinct texts on two cores. Each
@@ -240,12 +241,17 @@ def grow(project, space, pool: Pool, state: State, target: int, rng: random.Rand
         lap("mentions_s")
         edges = []
         start = 0
-        for session, size in zip(sessions, sizes, strict=True):
+        for number, (session, size) in enumerate(zip(sessions, sizes, strict=True), start=state.sessions):
             members = memories[start:start + size]
             start += size
+            transcript = number % 2 == 1  # every other session is two people talking, turn about
             for i, child in enumerate(members[1:], start=1):
                 edges.append(Edge(project=project, session=session, source_id=members[i - 1].pk, target_id=child.pk,
                                   relation="next_in_session", origin="rule", rationale="adjacent in the session"))
+                if transcript and i >= 2:
+                    edges.append(Edge(project=project, session=session, source_id=members[i - 2].pk,
+                                      target_id=child.pk, relation="next_by_speaker", origin="rule",
+                                      rationale="the speaker's previous turn"))
                 earlier = members[max(0, i - 12):i]
                 for parent in rng.sample(earlier, min(len(earlier), rng.choice([1, 2, 2, 3]))):
                     status = rng.choices(["inferred", "approved", "rejected"], [85, 12, 3])[0]

@@ -6,7 +6,10 @@ dependency edges between interactions (parent = depended on, child = depends on 
 
 Two styles (`"style"`, default "agent"): agent sessions (an agent at work, with tool calls) and
 "conversation" files (two people chatting over weeks: each turn a `user_input` whose content starts
-with the speaker's name, sessions dated with `"date"`), which may be longer and ask more questions.
+with the speaker's name), which may be longer and ask more questions. Every session of a committed file
+is dated (`"date"`): an undated one is placed a day after the previous one, counted back from the day the
+eval runs, so its yearless dates ("1 April", "3 月 18 日") would resolve to a different year from one run to
+the next.
 Question types: fact (single hop), chain (multi-hop: an answer that depends on another turn),
 constraint, superseded (a value that changed: `superseded` lists the stale turns), cross_session,
 temporal ("when did …": the turn that dates it).
@@ -37,7 +40,7 @@ LIMITS = {
 FILE_KEYS = {"project", "language", "sessions", "questions", "edges"}
 FILE_OPTIONAL = {"style"}
 SESSION_KEYS = {"key", "title", "task", "interactions"}
-SESSION_OPTIONAL = {"date"}  # ISO date the session happened (conversations); else one day after the last
+SESSION_OPTIONAL = {"date"}  # ISO date the session happened; else one day after the last (see above)
 INTERACTION_KEYS = {"id", "kind", "content"}
 QUESTION_KEYS = {"id", "text", "scope", "needs", "type"}
 QUESTION_OPTIONAL = {"k", "superseded"}
@@ -86,6 +89,7 @@ class EvalFile:
     sessions: list[EvalSession]
     questions: list[Question]
     edges: list[LabelledEdge]
+    style: str = "agent"  # or "conversation"
 
     @property
     def interactions(self) -> list[EvalInteraction]:
@@ -306,4 +310,4 @@ def _build(name: str, data: dict) -> EvalFile:
     ]
     edges = [LabelledEdge(parent=e["parent"], child=e["child"], relation=e["relation"]) for e in data["edges"]]
     return EvalFile(name=name, project=data["project"], language=data["language"], sessions=sessions,
-                    questions=questions, edges=edges)
+                    questions=questions, edges=edges, style=data.get("style", "agent"))

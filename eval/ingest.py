@@ -85,7 +85,7 @@ def ingest_file(spec: EvalFile, progress: Callable[[int], None] | None = None, *
 
 
 def _session_start(day: str) -> datetime:
-    """A dated session (conversations) starts at 19:00 UTC that day."""
+    """A dated session starts at 19:00 UTC that day."""
     return datetime.fromisoformat(f"{day}T19:00:00+00:00")
 
 

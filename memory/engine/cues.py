@@ -76,6 +76,13 @@ def speaker_label(content: str, *, spaced: bool = True) -> str | None:
     return label.group(1).casefold() if label and (label.group(2) or not spaced) else None
 
 
+def turn_speaker(content: str, metadata: dict | None) -> str | None:
+    """Who says a transcript's turn, for linking it to the same speaker's previous turn: the metadata's
+    `speaker`, else any label it opens with ("Felix: …", "小敏：…"). A heading read as a speaker costs
+    one structural edge at most; supersede reads speakers more strictly (subjects.speakers_of)."""
+    return named_speaker(metadata) or speaker_label(content, spaced=False)
+
+
 NORMALIZE_RE = re.compile(r"[\s\W_]+", re.UNICODE)
 
 

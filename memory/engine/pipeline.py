@@ -31,7 +31,7 @@ from ..models import (
 from ..providers import get_embedder
 from ..providers.base import Embedder, Vector
 from .changelog import ENGINE_ACTOR, change_record, changes_deferred
-from .cues import named_speaker, speaker_label
+from .cues import speaker_label, turn_speaker
 from .entities import entities_named, mentions_link
 from .extraction import Dimensions, extract_dimensions, segment, term_overlap, with_llm_dimensions
 from .inference import DEFAULT_EDGE_THRESHOLD, Candidate, Proposal, edges_apply, infer
@@ -327,7 +327,7 @@ SPEAKER_LOOKBACK = 4
 def _recent(session_id: int) -> list[Memory]:
     """The session's latest memories that are not forgotten, newest first (the first is next_in_session's
     parent), each with the speaker its first source interaction names in its metadata (`said_by`, a string
-    only, as `speaker_of` reads it); one query."""
+    only, as `turn_speaker` reads it); one query."""
     sources = Memory.sources.through._meta.db_table
     return list(Memory.objects.raw(
         f"SELECT {memory_columns('m')}, (SELECT CASE WHEN jsonb_typeof(i.metadata -> 'speaker') = 'string' "
@@ -338,17 +338,11 @@ def _recent(session_id: int) -> list[Memory]:
         [session_id, MemoryStatus.FORGOTTEN, SPEAKER_LOOKBACK]))
 
 
-def speaker_of(content: str, metadata: dict | None) -> str | None:
-    """Who says a transcript's turn: the interaction's `speaker` metadata, else the label it opens with
-    ("Felix: …", "小敏：…"), case-folded."""
-    return named_speaker(metadata) or speaker_label(content, spaced=False)
-
-
 def _speaker_previous(interaction: Interaction, earlier: list[Memory]) -> Memory | None:
     """The speaker's own latest turn before the other person's reply: a speaker goes on with their own
     story ("Survey came back: damp." … "So the quote's £6,500"), and next_in_session reaches it only
     through the reply between (measured in `make eval`: docs/eval.md)."""
-    speaker = speaker_of(interaction.content, interaction.metadata)
+    speaker = turn_speaker(interaction.content, interaction.metadata)
     if not speaker:
         return None
-    return next((m for m in earlier if speaker_of(m.content, {"speaker": m.said_by}) == speaker), None)
+    return next((m for m in earlier if turn_speaker(m.content, {"speaker": m.said_by}) == speaker), None)
