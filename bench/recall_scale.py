@@ -38,6 +38,8 @@ from .corpus import SLOTS, mixed_corpus, prose_sentences, sentences
 from .setup_django import gc_settle, percentile
 
 SIZES = (1_000, 10_000, 100_000)
+MAX_K = 100  # memory_settings.MAX_RECALL_K: the "k honoured up to 100"
+MAX_K_QUERIES = 100
 QUICK_SIZES = (1_000, 10_000)
 SLUG = "bench-recall-scale"
 DISTINCT_TEXTS = 3000
@@ -381,6 +383,7 @@ def recall_measure(project, queries: list[str], preset: str, k: int) -> dict:
         "seeds_p50_ms": pct("seeds", 50), "ripple_p50_ms": pct("ripple", 50), "rank_p50_ms": pct("rank", 50),
         "seeds_p95_ms": pct("seeds", 95), "ripple_p95_ms": pct("ripple", 95), "rank_p95_ms": pct("rank", 95),
         "arrivals_mean": round(sum(r["arrivals"] for r in rows) / len(rows), 1),
+        "returned_mean": round(sum(r["items"] for r in rows) / len(rows), 1),
         "sql_statements_mean": round(sum(r["sql_count"] for r in rows) / len(rows), 1),
         "sql_p50_ms": pct("sql_ms", 50), "python_p50_ms": round(percentile([r["wall_ex_embed"] - r["sql_ms"]
                                                                                for r in rows], 50), 2),
@@ -527,6 +530,11 @@ def run(sizes: tuple[int, ...] = SIZES, queries: int = 200, k: int = 10, keep: b
             for preset in PRESETS:
                 entry["presets"][preset] = recall_measure(project, query_texts, preset, k)
                 print(f"  {size} {preset}: {json.dumps(entry['presets'][preset])}", flush=True)
+            # The largest k a request may ask for: every preset then starts from k seeds, and ripple spreads from all.
+            entry["presets_max_k"] = {}
+            for preset in PRESETS:
+                entry["presets_max_k"][preset] = recall_measure(project, query_texts[:MAX_K_QUERIES], preset, MAX_K)
+                print(f"  {size} {preset} k={MAX_K}: {json.dumps(entry['presets_max_k'][preset])}", flush=True)
             entry["sources"] = sources_measure(project, space, query_texts, query_vectors, 30)
             print(f"  {size} seed sources: {json.dumps(entry['sources'])}", flush=True)
             results.append(entry)
@@ -538,7 +546,8 @@ def run(sizes: tuple[int, ...] = SIZES, queries: int = 200, k: int = 10, keep: b
         index_rebuild()
     gc_server = gc_probe()
     print(f"  server-like process: {json.dumps(gc_server)}", flush=True)
-    return {"gc_server": gc_server, "queries": len(query_texts), "k": k, "distinct_texts": len(pool.texts),
+    return {"gc_server": gc_server, "queries": len(query_texts), "k": k, "max_k": MAX_K,
+            "max_k_queries": min(MAX_K_QUERIES, len(query_texts)), "distinct_texts": len(pool.texts),
             "pool_embed_s": round(pool.embed_s, 1), "entities": ENTITY_COUNT, "sizes": results,
             "diagnosis": diagnosis}
 

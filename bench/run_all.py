@@ -424,6 +424,19 @@ def _recall(rec: dict, note: str) -> list[str]:
             lines.append(f"| {s['memories']:,} | {preset} | {r['p50_ms']} | **{r['p95_ms']}** | {r['seeds_p50_ms']} | "
                          f"{r['ripple_p50_ms']} | {r['rank_p50_ms']} | {r['wall_p50_ms']} / {r['wall_p95_ms']} | "
                          f"{sql} | {r['arrivals_mean']:.0f} |")
+    if all("presets_max_k" in s for s in sizes):
+        lines += [""] + para(
+            f"The same at k={rec['max_k']}, the largest k a request may ask for ({rec['max_k_queries']} of the",
+            "queries): every preset then starts from k seeds, and ripple spreads from all of them.",
+        )
+        lines += [
+            "| memories | preset | p50 (ms) | p95 (ms) | seeds p50 | ripple p50 | rank + reconstruct p50 "
+            "| memories returned | memories activated |",
+            "|---|---|---|---|---|---|---|---|---|",
+            *[f"| {s['memories']:,} | {preset} | {r['p50_ms']} | **{r['p95_ms']}** | {r['seeds_p50_ms']} | "
+              f"{r['ripple_p50_ms']} | {r['rank_p50_ms']} | {r['returned_mean']:.0f} | {r['arrivals_mean']:.0f} |"
+              for s in sizes for preset, r in s["presets_max_k"].items()],
+        ]
     embeds = [r for s in sizes for r in s["presets"].values()]
     lines += [""] + para(
         f"Query embedding (MiniLM, one text; not included above): p50 {min(r['embed_p50_ms'] for r in embeds)}–"

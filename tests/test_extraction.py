@@ -227,6 +227,15 @@ def test_chinese_entities_from_jieba_tags():
     assert types == {"湖畔雅居": "place", "西湖": "place", "西溪客栈": "place"}
     assert dims("我对海鲜过敏，园景房很安静，临街房间较吵").entities == []  # mis-tagged common words
     assert entity_types(dims('train_search(origin="上海虹桥", destination="杭州东")'))["上海虹桥"] == "place"
+    # jieba tags some places and venues as names; none of them is a person, real names still are
+    assert entity_types(dims("蓝月谷门票和电瓶车已预订：7 月 15 日，4 人共 320 元。")) == {"蓝月谷": "place"}
+    assert "person" not in entity_types(dims("(3) 雪山芒果小馆，主打芒果糯米饭。")).values()
+    assert entity_types(dims("陈先生、卢振鹏和小敏明天见。")) == {
+        "陈先生": "person", "卢振鹏": "person", "小敏": "person"}
+    # …and glues a verb or 家 ("home") to a name: the person is the name without it
+    assert entity_types(dims("老葛说下周要考试")) == {"老葛": "person"}
+    assert entity_types(dims("我去陈昊家吃饭")) == {"陈昊": "person"}
+    assert dims("后防撞梁需更换").entities == []
 
 
 def test_a_name_introduced_or_greeted_is_a_person_whatever_the_first_name():

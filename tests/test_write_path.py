@@ -11,7 +11,7 @@ from django.utils import timezone
 from memory.engine import supersede
 from memory.engine.inference import Proposal, edges_apply
 from memory.engine.ingest import InteractionInput, interactions_accept
-from memory.engine.projects import session_create
+from memory.engine.projects import project_create, session_create
 from memory.models import Edge, EdgeOrigin, EdgeStatus, Entity, GraphChange, Interaction, Memory, Relation
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -414,6 +414,26 @@ def test_a_named_persons_own_value_in_another_session_is_replaced_by_their_new_o
     edge = Edge.objects.get(relation=Relation.SUPERSEDES)
     assert (edge.source_id, edge.target_id) == (old.pk, changed.pk)
     assert edge.rationale.startswith("new phone of user")
+
+
+@pytest.mark.parametrize("second_task, replaced", [
+    ("继续规划陈先生一家的云南行程：丽江住宿和活动，并更新联系方式。", True),
+    ("为王女士规划杭州两日游。", False),
+])
+def test_my_phone_in_two_sessions_is_one_persons_when_both_tasks_name_them(second_task, replaced):
+    """Nobody is named in either session's turns; the sessions' tasks say whom they are for. The same person
+    on both sides: the new number replaces the old one. Another person: both numbers stay."""
+    project = project_create(name="Trips", slug="trips")
+    first = session_create(project=project, title="机票和酒店", actor="test",
+                           task="为陈先生一家四口规划 7 月 10 日至 16 日的云南行程。")
+    (old,) = _send(first, ("user_input", "订票的联系电话用我的手机 139 0171 2345。"), hours_ago=48)
+    later = session_create(project=project, title="丽江", task=second_task, actor="test")
+    (new,) = _send(later, ("user_input", "对了，我换了新手机号 186 2100 8899，以后都用这个联系我。"))
+    old_memory = old.memories.get()
+    old_memory.refresh_from_db()
+    assert new.memories.get().status == "active"
+    assert (old_memory.status == "superseded") is replaced
+    assert Edge.objects.filter(source=old_memory, relation=Relation.SUPERSEDES).exists() is replaced
 
 
 def test_a_speakers_new_number_in_national_format_replaces_their_old_one(agent_session):

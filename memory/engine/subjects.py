@@ -4,13 +4,16 @@ One session often serves several people: a travel desk books for Omar Haddad, th
 "my budget is 900 EUR" from Ana does not replace Omar's 1,200. A memory is about the people it names;
 in a transcript a first-person value ("my phone is …") belongs to the turn's speaker ("Tom: …"); a
 memory naming nobody ("Book it, and note that my phone has changed") is about whoever the session was
-last about, the people named in the nearest earlier memory that names someone.
+last about, the people named in the nearest earlier memory that names someone, else those its task names.
 """
 
 from __future__ import annotations
 
-from ..models import EntityMention, EntityType, Memory
+from django.utils import timezone
+
+from ..models import AgentSession, EntityMention, EntityType, Memory
 from .cues import named_speaker, speaker_label
+from .extraction import extract_dimensions
 
 LOOKBACK = 12  # earlier memories of the session searched for who a memory naming nobody is about
 
@@ -50,7 +53,18 @@ def _context_people(memory: Memory) -> set[str]:
         named = people.get(pk, set()) - ({speaker} if speaker else set())
         if named:
             return named
-    return set()
+    return _task_people(memory.session_id)
+
+
+def _task_people(session_id: int) -> set[str]:
+    """The people a session's task names ("为陈先生一家规划云南行程", "Rebook Kenji Sato's flights"): who the
+    session is for, when none of its memories has named anyone yet. Two sessions of one trip then know
+    "my phone" is the same person's on both sides."""
+    task = AgentSession.objects.filter(pk=session_id).values_list("task", flat=True).first()
+    if not task:
+        return set()
+    found = extract_dimensions(task, now=timezone.now()).entities
+    return {e.normalized for e in found if e.type == EntityType.PERSON}
 
 
 def speakers_of(memories: list[Memory]) -> dict[int, str | None]:

@@ -25,10 +25,12 @@ from .lexicon import (
     ZH_NOT_NAMES,
     ZH_ORG_SUFFIXES,
     ZH_ORGANIZATIONS,
+    ZH_PLACE_ENDINGS,
     ZH_PLACE_SUFFIXES,
     ZH_PLACES,
     ZH_PRODUCTS,
     ZH_SURNAMES,
+    ZH_VERB_ENDINGS,
 )
 from .patterns import EXT_RE, KNOWN_FILES, Hit, Mask, normalize_name
 from .records import ExtractedEntity
@@ -262,7 +264,9 @@ def value_entities(text: str, paths: list[Hit], urls: list[Hit], identifiers: li
 def _is_person(word: str, known: bool) -> bool:
     if word in ZH_NOT_NAMES or not 2 <= len(word) <= 4 or not CJK_RE.fullmatch(word[0]):
         return False
-    if len(word) == 2 and word[1] in "家氏":  # 马家厨房, 李家村: a family's place, not a person
+    if word[-1] in ZH_PLACE_ENDINGS or word[-1] in ZH_VERB_ENDINGS:
+        return False
+    if word[-1] in "家氏" and len(word) <= 3:  # 马家厨房, 李家村, 陈昊家: a family's place, not a person
         return False
     surname = word[:2] in ZH_COMPOUND_SURNAMES or word[0] in ZH_SURNAMES
     if known:
@@ -281,7 +285,18 @@ def _single_ok(token: Token) -> str | None:
         return PLACE if any(word.endswith(s) for s in ZH_PLACE_SUFFIXES if len(s) >= 2) else ORGANIZATION
     if token.flag in ("nr", "nrfg", "un") and _is_person(word, token.known):
         return PERSON
+    if token.flag in ("nr", "nrfg", "un") and word[-1] in ZH_PLACE_ENDINGS and len(word) >= 3 \
+            and word[0] not in ZH_NAME_PREFIXES:
+        return PLACE  # 蓝月谷, tagged a name; 小馆 ("the little restaurant") is no name at all
     return None
+
+
+def _name_before_verb(token: Token) -> str | None:
+    """老葛 of 老葛说, 陈昊 of 陈昊家: the name jieba glued a verb (or 家, "home") to."""
+    word = token.word
+    if token.flag not in ("nr", "nrfg", "un") or len(word) < 3 or word[-1] not in ZH_VERB_ENDINGS | {"家"}:
+        return None
+    return word[:-1] if _is_person(word[:-1], False) else None
 
 
 def _suffix(word: str) -> bool:
@@ -338,7 +353,10 @@ def chinese_entities(text: str, norm: str, tokens: tuple[Token, ...]) -> list[Fo
             kind = ORGANIZATION if any(suffix_word.endswith(s) for s in ZH_ORG_SUFFIXES) else PLACE
         elif len(run) == 1:
             if singles[0] is None:
-                continue
+                trimmed = _name_before_verb(token)
+                if not trimmed:
+                    continue
+                name, end, singles[0] = trimmed, start + len(trimmed), PERSON
             kind = singles[0]
         else:
             flags = {t.flag for t in run}

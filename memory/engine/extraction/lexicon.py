@@ -253,6 +253,12 @@ ZH_COMPOUND_SURNAMES: frozenset[str] = frozenset(
     "欧阳 司马 上官 诸葛 东方 皇甫 尉迟 公孙 慕容 长孙 宇文 司徒 令狐 夏侯 端木 独孤 南宫 西门".split()
 )
 ZH_NAME_PREFIXES: frozenset[str] = frozenset("小老阿")
+# Last characters of places and venues that no given name ends with: jieba tags 蓝月谷 and 小馆 as names, and a
+# "my phone" said after them was taken to be theirs (supersede then missed the traveller's own new number).
+ZH_PLACE_ENDINGS: frozenset[str] = frozenset("谷馆店寺庙塔街巷区县镇村厅场楼阁坊院站港")
+# Verbs jieba's HMM glues to the name before them (老葛说, 老葛换, 周带, 梁需 in 后防撞梁需更换): no given name
+# ends with one.
+ZH_VERB_ENDINGS: frozenset[str] = frozenset("说问送换接要需带戴穿忘给让叫找挠")
 # Common words jieba's dictionary tags as names or places (nr/ns/nt): never entities on their own.
 ZH_NOT_NAMES: frozenset[str] = frozenset("""
 海鲜 过敏 安静 湖畔 临街 明白 武功 文明 小姐 小龙 和尚 王朝 阳光 陆军 道德 卫星 雷达 太后 荣誉 古老 丘陵 言语
