@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memory.engine.projects import project_create, session_create
@@ -66,6 +68,19 @@ def test_status_filter_still_fills_k(big_project):
     again = nearest(space=space, vector=query, k=50, project_id=project.pk)
     assert len(again) == 50
     assert not {n.memory_id for n in top} & {n.memory_id for n in again}
+
+
+def test_a_large_k_with_some_memories_out_of_scope_needs_no_exact_search(big_project):
+    """HNSW scans more candidates than k, so the memories a filter removes afterwards (a tenth archived)
+    leave k in scope: the exact search, which reads every vector of the project, is not needed."""
+    project, sessions, space, rng = big_project
+    archived = list(Memory.objects.filter(session=sessions[0]).values_list("pk", flat=True)[::10])
+    Memory.objects.filter(pk__in=archived).update(status="archived")
+    with CaptureQueriesContext(connection) as queries:
+        found = nearest(space=space, vector=_unit(rng), k=100, project_id=project.pk)
+    assert len(found) == 100 and not {n.memory_id for n in found} & set(archived)
+    searches = [q["sql"] for q in queries.captured_queries if "ORDER BY" in q["sql"]]
+    assert len(searches) == 1 and "cosine_distance" not in searches[0], searches
 
 
 def test_project_search_does_not_cross_projects(big_project):

@@ -17,7 +17,7 @@ from ...conf import memory_settings
 from ...models import EmbeddingSpace, Entity, EntityMention, Project
 from ...providers.base import Vector
 from ..extraction import segment
-from ..vector_index import search_statement
+from ..vector_index import hnsw_candidates, search_statement
 from .config import RecallConfig
 from .terms import informative_terms, scope_rows
 
@@ -179,7 +179,8 @@ def rankings(fragments: list[Fragment | None]) -> tuple[dict[str, list[int]], di
                      f"FROM ({fragment.sql}) s")
         params += [fragment.source, *fragment.params]
     sql = f"SELECT u.source, u.id, u.r, u.at, u.importance FROM ({' UNION ALL '.join(parts)}) u ORDER BY u.source, u.r"
-    rows = _fetch(sql, params, hnsw_candidates=max((f.limit for f in fragments if f.source == "vector"), default=0))
+    vector_limit = max((f.limit for f in fragments if f.source == "vector"), default=0)
+    rows = _fetch(sql, params, candidates=hnsw_candidates(vector_limit) if vector_limit else 0)
     columns: dict[int, RankedRow] = {}
     for source, memory_id, _, occurred_at, importance in rows:
         order[source].append(memory_id)
@@ -187,14 +188,14 @@ def rankings(fragments: list[Fragment | None]) -> tuple[dict[str, list[int]], di
     return order, columns
 
 
-def _fetch(sql: str, params: list, *, hnsw_candidates: int) -> list[tuple]:
+def _fetch(sql: str, params: list, *, candidates: int) -> list[tuple]:
     """The connection's hnsw.ef_search (set at connect) suffices unless more candidates are asked for."""
-    if hnsw_candidates <= int(memory_settings.HNSW_EF_SEARCH):
+    if candidates <= int(memory_settings.HNSW_EF_SEARCH):
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchall()
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {int(hnsw_candidates)}")
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {int(candidates)}")
         cursor.execute(sql, params)
         return cursor.fetchall()
 
