@@ -47,9 +47,11 @@ def dependency_order(memories: list[Memory], edges: list[Edge]) -> list[Memory]:
     """Topological order over ordering relations (cycles broken by time), ties by time then id."""
     by_id = {m.pk: m for m in memories}
     parents: dict[int, set[int]] = {m.pk: set() for m in memories}
+    children: dict[int, set[int]] = {m.pk: set() for m in memories}
     for edge in edges:
         if edge.relation in ORDERING and edge.source_id in by_id and edge.target_id in by_id:
             parents[edge.target_id].add(edge.source_id)
+            children[edge.source_id].add(edge.target_id)
     key = {m.pk: (m.occurred_at, m.pk) for m in memories}
     ready = [(key[m], m) for m in parents if not parents[m]]
     heapq.heapify(ready)
@@ -64,8 +66,9 @@ def dependency_order(memories: list[Memory], edges: list[Edge]) -> list[Memory]:
             continue
         done.add(memory_id)
         ordered.append(by_id[memory_id])
-        for child, its_parents in parents.items():
-            if memory_id in its_parents and child not in done:
+        for child in children[memory_id]:  # each edge looked at once: k=100 made the scan of all pairs show
+            its_parents = parents[child]
+            if child not in done and memory_id in its_parents:
                 its_parents.discard(memory_id)
                 if not its_parents:
                     heapq.heappush(ready, (key[child], child))
