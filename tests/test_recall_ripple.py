@@ -323,3 +323,27 @@ def test_ripple_follows_a_speaker_back_past_the_reply(project, agent_session):
     unlinked = memory_recall(project=project, actor="t", query=RecallQuery(
         query.text, k=2, preset="ripple", params={**query.params, "relation_weights": weights}))
     assert damp.pk not in [i.memory.pk for i in unlinked.items]
+
+
+def test_a_when_question_ranks_the_memory_that_says_when_first(project, agent_session):
+    """The turn that dates an event often shares few words with the question: among what a recall found, a
+    "when …?" question favours the memories stating a date or time; other questions rank as before."""
+    plan, booked = _ingest(agent_session, [
+        "Pickle's radioiodine treatment for her thyroid is the best option, the vet thinks.",
+        "Booked it. The specialist unit at Langford, Tuesday 4th August.",
+    ])
+    assert booked.dimensions["dates"] and not plan.dimensions["dates"] and not plan.dimensions["times"]
+    lexical = {"use_vector": False, "use_dimensions": False}
+
+    def order(text: str, **params) -> tuple[list[int], bool]:
+        result = memory_recall(project=project, actor="t", query=RecallQuery(
+            text, k=2, preset="hybrid", params={**lexical, **params}))
+        return [i.memory.pk for i in result.items], result.trace.params["time_question"]
+
+    assert order("When is Pickle booked in for her radioiodine treatment?") == ([booked.pk, plan.pk], True)
+    assert order("什么时候 Pickle booked radioiodine treatment") == ([booked.pk, plan.pk], True)
+    assert order("Is Pickle booked in for her radioiodine treatment?") == ([plan.pk, booked.pk], False)
+    assert order("When is Pickle booked in for her radioiodine treatment?", time_question_boost=1) == (
+        [plan.pk, booked.pk], False)
+    with pytest.raises(ValidationFailed):
+        config_for("ripple", {"time_question_boost": 0.5})

@@ -57,6 +57,11 @@ RESTATED_VALUE_CUE = re.compile(r"\baltogether\b|停掉|停用|不一样|约到|
 ASKS_OR_CONFIRMS = re.compile(
     r"[?？]\s*$|[吗呢]\s*[。！!]?\s*$|\b(is it still|are we still|still on for|right\?|correct\?|just to confirm|"
     r"confirm(ing)? (that|the))\b|还是.{0,12}[吗吧]|对吧|是吧|没错吧|确认一下", re.I)
+# A question about when something happened, or how long it took: its answer is a memory that says when.
+TIME_QUESTION = re.compile(
+    r"\bwhen (is|was|did|does|do|will|are|were|has|have|had|would|should|can|could)\b|^\s*when\b|\bwhen\s*[?？]|"
+    r"\b(what|which) (date|day|time|week|month|year)\b|\bhow long\b|\bhow many (days|weeks|months|years|hours)\b|"
+    r"什么时候|哪天|哪一天|几号|几月|几点|多久|多长时间|星期几|周几|哪个周|什么日子|日期", re.I)
 # "Maria: …" / "小敏： …": the turn's speaker, as a conversation transcript labels it. A colon counts only with a
 # space after it unless the caller checks the label is a person: "约束：…" and "报价：…" are headings, and reading
 # every "X：" as a speaker cost chain recall in `make eval` (far@5 0.185 -> 0.130).

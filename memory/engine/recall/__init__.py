@@ -25,6 +25,7 @@ from ..operations import Op
 from ..rows import RowReader, memory_reader
 from ..vector_index import cached_space_for
 from .config import RECALL_PRESETS, RecallConfig, config_for
+from .dated import asks_when, dated_boost
 from .narrate import narrate
 from .rank import Ranked, rank
 from .reconstruct import dependency_order, subgraph_edges, told_lines
@@ -98,7 +99,9 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
         activation = {s.memory_id: s.activation for s in seeds}
         arrivals = [Arrival(s.memory_id, 0, s.activation) for s in seeds]
     clock.lap("ripple")
-    ranked = rank(columns, activation, config, timezone.now(), query.k)
+    asks_time = config.time_question_boost > 1 and asks_when(query.text)
+    ranked = rank(columns, dated_boost(activation, config.time_question_boost) if asks_time else activation,
+                  config, timezone.now(), query.k)
     memories = _load_with_provenance([r.memory_id for r in ranked])
     edges = subgraph_edges(list(memories))
     ordered = dependency_order(list(memories.values()), edges)
@@ -111,7 +114,7 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
     items = _items(ranked, memories, seeds, arrivals, activation)
     with transaction.atomic():
         trace = _trace_store(project, query, config, seeds, arrivals, items, lines, clock.done(), actor,
-                             narrative)
+                             narrative, asks_time)
         if query.counts_as_access:
             Memory.objects.filter(pk__in=list(memories)).update(
                 access_count=F("access_count") + 1, last_accessed_at=timezone.now())
@@ -228,14 +231,16 @@ def _path_back(memory_id: int, best: dict[int, Arrival], seeds: AbstractSet[int]
 
 def _trace_store(project: Project, query: RecallQuery, config: RecallConfig, seeds: list[Seed],
                  arrivals: list[Arrival], items: list[RecalledMemory], lines: list[tuple[int | None, str]],
-                 timings: dict[str, float], actor: str, narrative: str = "") -> RecallTrace:
+                 timings: dict[str, float], actor: str, narrative: str = "", asks_time: bool = False) -> RecallTrace:
     """The trace keeps what the recall showed (each memory's text, the context by line) and the change-log
     position it ran at, so a replay reads the same after the graph changed."""
     returned = [i.memory.pk for i in items]
     trace = RecallTrace.objects.create(
         project=project, session=query.session, actor=actor, query=query.text,
         params={"preset": query.preset, "k": query.k, "scope": "session" if query.session else "project",
-                "include_sensitive": query.include_sensitive, "config": config.to_json()},
+                "include_sensitive": query.include_sensitive, "config": config.to_json(),
+                # dated memories' activation was multiplied by config.time_question_boost before ranking
+                "time_question": asks_time},
         seeds=[{"memory_id": s.memory_id, "activation": s.activation, "sources": s.ranks} for s in seeds],
         activations=[{"memory_id": a.memory_id, "hop": a.hop, "activation": round(a.activation, 6),
                       "from": a.from_memory, "edge_id": a.edge_id, "relation": a.relation} for a in arrivals],
