@@ -338,7 +338,10 @@ def test_a_when_question_ranks_the_memory_that_says_when_first(project, agent_se
     def order(text: str, **params) -> tuple[list[int], bool]:
         result = memory_recall(project=project, actor="t", query=RecallQuery(
             text, k=2, preset="hybrid", params={**lexical, **params}))
-        return [i.memory.pk for i in result.items], result.trace.params["time_question"]
+        boosts = {i.memory.pk: i.components.get("time_boost") for i in result.items}
+        asked = result.trace.params["time_question"]
+        assert boosts == {booked.pk: 1.5 if asked else None, plan.pk: None}  # the replay shows why it rose
+        return [i.memory.pk for i in result.items], asked
 
     assert order("When is Pickle booked in for her radioiodine treatment?") == ([booked.pk, plan.pk], True)
     assert order("什么时候 Pickle booked radioiodine treatment") == ([booked.pk, plan.pk], True)

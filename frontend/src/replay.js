@@ -10,6 +10,10 @@ import { ReplayPainter, stepCount } from "./graph/replay.js";
 const PAGE = 20;
 const PLAY_MS = 1200;
 const PRESETS = ["ripple", "hybrid", "vector"];
+// A "when …?" question multiplied the activation of the memories stating a date or time (recall/dated.py).
+const timeBoostText = (factor) => interpolate(
+  gettext("The question asks when, and this memory states a date or time: its activation was multiplied by %s before ranking."),
+  [formatNumber(factor, 1)]);
 const SOURCE_NAMES = () => ({ vector: gettext("vector"), lexical: gettext("full-text"), entities: gettext("entity") });
 
 function sourcesText(sources) {
@@ -347,7 +351,9 @@ export class RecallDrawer {
         ...pickable(() => this._select(entry.memory_id)) },
       h("td", { class: "num" }, entry.rank),
       h("td", { class: memory.masked ? "masked" : "" }, h("span", { class: "muted" }, `#${entry.memory_id} `), shorten(entry.text, 120),
-        memory.exists === false ? h("span", { class: "chip" }, gettext("gone")) : null),
+        memory.exists === false ? h("span", { class: "chip" }, gettext("gone")) : null,
+        c.time_boost ? h("span", { class: "chip", title: timeBoostText(c.time_boost) },
+          interpolate(gettext("says when ×%s"), [formatNumber(c.time_boost, 1)])) : null),
       h("td", { class: "num" }, seedOf.has(entry.memory_id) ? formatNumber(seedOf.get(entry.memory_id)) : "–"),
       h("td", { class: "num" }, formatNumber(c.activation)),
       h("td", { class: "num" }, formatNumber(c.freshness)),
@@ -404,7 +410,8 @@ export class RecallDrawer {
         entry ? [h("p", { class: "path" }, pathText(entry, replay, this.labels)),
           h("p", { class: "muted small" }, interpolate(gettext("score %(score)s = activation %(a)s, freshness %(f)s, importance %(i)s (weighted)"),
             { score: formatNumber(entry.score, 3), a: formatNumber(entry.components.activation), f: formatNumber(entry.components.freshness),
-              i: formatNumber(entry.components.importance) }, true))]
+              i: formatNumber(entry.components.importance) }, true)),
+          entry.components.time_boost ? h("p", { class: "muted small" }, timeBoostText(entry.components.time_boost)) : null]
           : h("p", { class: "muted small" }, this._reachedText(this.focusId)));
     const differs = this.comparison ? this._edgeDiff() : null;
     fill(root, why, differs, h("h4", null, gettext("Context it told")),

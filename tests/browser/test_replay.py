@@ -133,6 +133,31 @@ def test_the_path_of_a_memory_reached_at_hop_two_reads_from_its_seed(page, hall,
     screenshot(page, "replay-why-hop-2")
 
 
+def test_a_when_question_shows_which_memories_rose_because_they_say_when(page, hall):
+    """The replay says why the dated turn outranks the better text match: a chip on its row and a sentence
+    under its score; the memory that states no date has neither."""
+    session_id = new_session(hall, "Replay: the vet")
+    plan, booked = (post_interaction(hall, session_id, text)["memory_ids"][0] for text in (
+        "Pickle's radioiodine treatment for her thyroid is the best option, the vet thinks.",
+        "Booked it. The specialist unit at Langford, Tuesday 4th August."))
+    answer = _recall(hall, {"query": "When is Pickle booked in for her radioiodine treatment?", "k": 2,
+                            "session_id": session_id, "preset": "hybrid",
+                            "params": {"use_vector": False, "use_dimensions": False}})
+    trace = api_get(hall, f"recalls/{answer['recall_id']}/")
+    assert [e["memory_id"] for e in trace["ranking"]] == [booked, plan]
+    login(page, hall, hall.member)
+    open_session(page, hall, session_id)
+    page.click("#btn-recall")
+    page.locator(f"#replay-list li[data-recall-id='{answer['recall_id']}'] .recall-open").click()
+    rows = page.locator("#replay-ranking tbody tr")
+    rows.first.wait_for(timeout=10_000)
+    assert page.locator(f"#replay-ranking tr[data-memory-id='{booked}'] .chip").inner_text() == "says when ×1.5"
+    assert page.locator(f"#replay-ranking tr[data-memory-id='{plan}'] .chip").count() == 0
+    page.locator(f"#replay-ranking tr[data-memory-id='{booked}']").click()
+    assert "its activation was multiplied by 1.5" in page.inner_text("#replay-path")
+    screenshot(page, "replay-when-question")
+
+
 def test_two_recalls_compared_show_what_entered_left_and_moved(page, hall, chain_session):
     session_id, _ = chain_session
     body = {"query": "flight sold out", "session_id": session_id, "k": 4}

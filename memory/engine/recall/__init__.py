@@ -100,8 +100,11 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
         arrivals = [Arrival(s.memory_id, 0, s.activation) for s in seeds]
     clock.lap("ripple")
     asks_time = config.time_question_boost > 1 and asks_when(query.text)
-    ranked = rank(columns, dated_boost(activation, config.time_question_boost) if asks_time else activation,
-                  config, timezone.now(), query.k)
+    ranking, boosted = dated_boost(activation, config.time_question_boost) if asks_time else (activation, set())
+    ranked = rank(columns, ranking, config, timezone.now(), query.k)
+    for entry in ranked:
+        if entry.memory_id in boosted:  # the replay says why it rose
+            entry.components["time_boost"] = config.time_question_boost
     memories = _load_with_provenance([r.memory_id for r in ranked])
     edges = subgraph_edges(list(memories))
     ordered = dependency_order(list(memories.values()), edges)

@@ -35,8 +35,8 @@ def dated(memory_ids: list[int]) -> set[int]:
         return {row[0] for row in cursor.fetchall()}
 
 
-def dated_boost(activation: dict[int, float], factor: float) -> dict[int, float]:
-    """The activation with the dated memories' multiplied by `factor` (for ranking only: the trace keeps
-    what the links and the search gave)."""
+def dated_boost(activation: dict[int, float], factor: float) -> tuple[dict[int, float], set[int]]:
+    """The activation with the dated memories' multiplied by `factor`, for ranking only (the trace keeps
+    what the links and the search gave), and which memories those were."""
     found = dated(list(activation))
-    return {m: a * factor if m in found else a for m, a in activation.items()}
+    return {m: a * factor if m in found else a for m, a in activation.items()}, found
