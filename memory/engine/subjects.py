@@ -9,6 +9,8 @@ last about, the people named in the nearest earlier memory that names someone, e
 
 from __future__ import annotations
 
+import functools
+
 from django.utils import timezone
 
 from ..models import AgentSession, EntityMention, EntityType, Memory
@@ -61,10 +63,15 @@ def _task_people(session_id: int) -> set[str]:
     session is for, when none of its memories has named anyone yet. Two sessions of one trip then know
     "my phone" is the same person's on both sides."""
     task = AgentSession.objects.filter(pk=session_id).values_list("task", flat=True).first()
-    if not task:
-        return set()
+    return set(_people_named_in(task)) if task else set()
+
+
+@functools.lru_cache(maxsize=256)
+def _people_named_in(task: str) -> frozenset[str]:
+    """A task's persons, extracted once per task text: supersede asks for every older value of the session,
+    and the full extraction (segmenting, dates, keywords) is the costly part."""
     found = extract_dimensions(task, now=timezone.now()).entities
-    return {e.normalized for e in found if e.type == EntityType.PERSON}
+    return frozenset(e.normalized for e in found if e.type == EntityType.PERSON)
 
 
 def speakers_of(memories: list[Memory]) -> dict[int, str | None]:
