@@ -22,7 +22,7 @@ from ...models import AgentSession, Edge, GraphChange, Interaction, Memory, Proj
 from ...providers import get_embedder
 from ..changelog import change_record
 from ..operations import Op
-from ..rows import RowReader, memory_reader
+from ..rows import RowReader, memory_reader, reading_cursor
 from ..vector_index import cached_space_for
 from .config import RECALL_PRESETS, RecallConfig, config_for
 from .dated import asks_when, dated_boost
@@ -172,7 +172,7 @@ def _load_with_provenance(memory_ids: list[int]) -> dict[int, Memory]:
     if not memory_ids:
         return {}
     memories, interactions = _provenance_readers()
-    with connection.cursor() as cursor:
+    with reading_cursor() as cursor:
         cursor.execute(
             f"SELECT {memories.columns('m')}, {interactions.columns('i')} FROM {Memory._meta.db_table} m "
             f"LEFT JOIN {Memory.sources.through._meta.db_table} s ON s.memory_id = m.id "
@@ -192,10 +192,17 @@ def _load_with_provenance(memory_ids: list[int]) -> dict[int, Memory]:
     return {memory_id: found[memory_id] for memory_id in memory_ids if memory_id in found}
 
 
+# What a recalled memory's provenance shows (the API's ProvenanceOutput, the store's search): not the
+# interaction's text, scores or processing columns, whose transfer and parsing cost more at k=100 than the
+# query did. An instance read this way loads any other field on first access.
+PROVENANCE_FIELDS = ("id", "project", "session", "kind", "metadata", "occurred_at", "idempotency_key")
+
+
 @functools.cache
 def _provenance_readers() -> tuple[RowReader, RowReader]:
     memories = memory_reader()
-    return memories, RowReader.for_columns(Interaction, start=memories.stop)
+    fields = [Interaction._meta.get_field(name) for name in PROVENANCE_FIELDS]
+    return memories, RowReader(Interaction, fields, start=memories.stop)
 
 
 def _items(ranked: list[Ranked], memories: dict[int, Memory], seeds: list[Seed], arrivals: list[Arrival],

@@ -6,10 +6,8 @@ import functools
 import heapq
 import re
 
-from django.db import connection
-
 from ...models import Edge, EdgeStatus, Memory, Relation
-from ..rows import RowReader
+from ..rows import RowReader, reading_cursor
 
 # Relations that order parent before child in the told context.
 ORDERING = {Relation.CAUSAL, Relation.CONDITIONAL, Relation.TEMPORAL, Relation.ELABORATES, Relation.PART_OF,
@@ -32,7 +30,7 @@ def subgraph_edges(memory_ids: list[int]) -> list[Edge]:
     if not ids:
         return []
     edges = _edge_reader()
-    with connection.cursor() as cursor:
+    with reading_cursor() as cursor:
         cursor.execute(f"SELECT {edges.columns('e')} FROM {Edge._meta.db_table} e WHERE e.source_id = ANY(%s) "
                        "AND e.target_id = ANY(%s) AND e.status <> %s ORDER BY e.id", [ids, ids, EdgeStatus.REJECTED])
         return [edges.instance(row) for row in cursor.fetchall()]
