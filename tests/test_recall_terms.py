@@ -8,7 +8,15 @@ from django.utils import timezone
 
 from memory.engine.projects import project_create, session_create
 from memory.engine.recall import terms
-from memory.engine.recall.seeds import Scope, lexical_fragment, lexical_query, rankings
+from memory.engine.recall.seeds import (
+    LEXICAL_SQL,
+    RANKING_COLUMNS,
+    Fragment,
+    Scope,
+    lexical_fragment,
+    lexical_query,
+    rankings,
+)
 from memory.engine.telling import telling_terms
 from memory.models import Memory
 
@@ -149,3 +157,26 @@ def test_telling_words_are_judged_within_the_project(project, crowded_elsewhere)
     everywhere can still be one here."""
     memory = Memory.objects.get(project=project, content__startswith="hotel")
     assert "hotel" in telling_terms(memory)
+
+
+def test_a_one_term_search_ranks_as_the_idf_statement_would(project, agent_session):
+    """One term skips the idf pass (every match holds it): the order is the same, by ts_rank, then
+    importance, then id."""
+    now = timezone.now()
+    Memory.objects.bulk_create([
+        Memory(project=project, session=agent_session, content=f"m{i}", occurred_at=now, importance=imp,
+               search_text=text)
+        for i, (text, imp) in enumerate([("lisbon", 2.0), ("lisbon lisbon lisbon", 1.0), ("lisbon", 4.0),
+                                         ("lisbon trip", 4.0), ("porto", 5.0)])])
+    scope = Scope(project, None, ("active",), False)
+    fragment = lexical_fragment(scope, "Lisbon", 10)
+    assert fragment.sql.startswith("SELECT m.id") and "idf" not in fragment.sql
+    order, _ = rankings([fragment])
+    where, params = scope.condition("m")
+    idf_statement = Fragment("lexical", LEXICAL_SQL.format(columns=RANKING_COLUMNS, where=where),
+                             ["lisbon", *params, ["lisbon"], 5, "lisbon", 10], 10)
+    assert order["lexical"] == rankings([idf_statement])[0]["lexical"]
+    contents = list(Memory.objects.filter(pk__in=order["lexical"]).in_bulk().values())
+    by_id = {m.pk: m.content for m in contents}
+    assert [by_id[i] for i in order["lexical"]][0] == "m1", "the memory saying it three times first"
+    assert len(order["lexical"]) == 4
