@@ -350,3 +350,29 @@ def test_a_when_question_ranks_the_memory_that_says_when_first(project, agent_se
         [plan.pk, booked.pk], False)
     with pytest.raises(ValidationFailed):
         config_for("ripple", {"time_question_boost": 0.5})
+
+
+def test_a_how_much_question_ranks_the_memory_stating_the_amount_first(project, agent_session):
+    """"How much …?" is answered by the turn stating the amount, which may not say what it paid for."""
+    plan, paid = _ingest(agent_session, [
+        "We still owe the caterer the deposit for the wedding dinner, the caterer said on the phone.",
+        "Paid the caterer this morning: £450 by bank transfer.",
+    ])
+    assert paid.dimensions["amounts"] and not plan.dimensions["amounts"] and not plan.dimensions["numbers"]
+    lexical = {"use_vector": False, "use_dimensions": False}
+
+    def order(text: str, **params) -> tuple[list[int], bool]:
+        result = memory_recall(project=project, actor="t", query=RecallQuery(
+            text, k=2, preset="hybrid", params={**lexical, **params}))
+        boosts = {i.memory.pk: i.components.get("amount_boost") for i in result.items}
+        asked = result.trace.params["amount_question"]
+        assert boosts == {paid.pk: 1.5 if asked else None, plan.pk: None}
+        assert result.trace.params["time_question"] is False
+        return [i.memory.pk for i in result.items], asked
+
+    assert order("How much was the deposit for the caterer?") == ([paid.pk, plan.pk], True)
+    assert order("caterer deposit 多少") == ([paid.pk, plan.pk], True)
+    assert order("Did we pay the caterer the deposit?") == ([plan.pk, paid.pk], False)
+    assert order("How much was the deposit for the caterer?", amount_question_boost=1) == ([plan.pk, paid.pk], False)
+    with pytest.raises(ValidationFailed):
+        config_for("ripple", {"amount_question_boost": 0})

@@ -10,10 +10,19 @@ import { ReplayPainter, stepCount } from "./graph/replay.js";
 const PAGE = 20;
 const PLAY_MS = 1200;
 const PRESETS = ["ripple", "hybrid", "vector"];
-// A "when …?" question multiplied the activation of the memories stating a date or time (recall/dated.py).
-const timeBoostText = (factor) => interpolate(
-  gettext("The question asks when, and this memory states a date or time: its activation was multiplied by %s before ranking."),
-  [formatNumber(factor, 1)]);
+// The question's shape multiplied the activation of the memories holding what it asks for (recall/shaped.py):
+// each boost a ranking entry's components may carry, with its chip and its sentence in the Why panel.
+const BOOSTS = () => [
+  { key: "time_boost", chip: gettext("says when ×%s"),
+    why: gettext("The question asks when, and this memory states a date or time: its activation was multiplied by %s before ranking.") },
+  { key: "amount_boost", chip: gettext("states an amount ×%s"),
+    why: gettext("The question asks how much or how many, and this memory states an amount or a number: its activation was multiplied by %s before ranking.") },
+];
+const boostChips = (components) => BOOSTS().filter((b) => components[b.key]).map((b) =>
+  h("span", { class: "chip", title: interpolate(b.why, [formatNumber(components[b.key], 1)]) },
+    interpolate(b.chip, [formatNumber(components[b.key], 1)])));
+const boostSentences = (components) => BOOSTS().filter((b) => components[b.key]).map((b) =>
+  h("p", { class: "muted small" }, interpolate(b.why, [formatNumber(components[b.key], 1)])));
 const SOURCE_NAMES = () => ({ vector: gettext("vector"), lexical: gettext("full-text"), entities: gettext("entity") });
 
 function sourcesText(sources) {
@@ -352,8 +361,7 @@ export class RecallDrawer {
       h("td", { class: "num" }, entry.rank),
       h("td", { class: memory.masked ? "masked" : "" }, h("span", { class: "muted" }, `#${entry.memory_id} `), shorten(entry.text, 120),
         memory.exists === false ? h("span", { class: "chip" }, gettext("gone")) : null,
-        c.time_boost ? h("span", { class: "chip", title: timeBoostText(c.time_boost) },
-          interpolate(gettext("says when ×%s"), [formatNumber(c.time_boost, 1)])) : null),
+        boostChips(c)),
       h("td", { class: "num" }, seedOf.has(entry.memory_id) ? formatNumber(seedOf.get(entry.memory_id)) : "–"),
       h("td", { class: "num" }, formatNumber(c.activation)),
       h("td", { class: "num" }, formatNumber(c.freshness)),
@@ -411,7 +419,7 @@ export class RecallDrawer {
           h("p", { class: "muted small" }, interpolate(gettext("score %(score)s = activation %(a)s, freshness %(f)s, importance %(i)s (weighted)"),
             { score: formatNumber(entry.score, 3), a: formatNumber(entry.components.activation), f: formatNumber(entry.components.freshness),
               i: formatNumber(entry.components.importance) }, true)),
-          entry.components.time_boost ? h("p", { class: "muted small" }, timeBoostText(entry.components.time_boost)) : null]
+          boostSentences(entry.components)]
           : h("p", { class: "muted small" }, this._reachedText(this.focusId)));
     const differs = this.comparison ? this._edgeDiff() : null;
     fill(root, why, differs, h("h4", null, gettext("Context it told")),

@@ -62,6 +62,11 @@ TIME_QUESTION = re.compile(
     r"\bwhen (is|was|did|does|do|will|are|were|has|have|had|would|should|can|could)\b|^\s*when\b|\bwhen\s*[?？]|"
     r"\b(what|which) (date|day|time|week|month|year)\b|\bhow long\b|\bhow many (days|weeks|months|years|hours)\b|"
     r"什么时候|哪天|哪一天|几号|几月|几点|多久|多长时间|星期几|周几|哪个周|什么日子|日期", re.I)
+# A question about an amount, a price or a count (not of days: that one is about time): its answer states one.
+AMOUNT_QUESTION = re.compile(
+    r"\bhow (much|many)\b(?! (days|weeks|months|years|hours)\b)|"
+    r"\bwhat (is|was|were|are) the (price|cost|total|budget|amount|quote|fee|number|figure)s?\b|"
+    r"\bwhat did .{0,30}\bcost\b|多少(?!天|小时|分钟|年|个月|周)|几个|几人|价格|费用|报价|预算是", re.I)
 # "Maria: …" / "小敏： …": the turn's speaker, as a conversation transcript labels it. A colon counts only with a
 # space after it unless the caller checks the label is a person: "约束：…" and "报价：…" are headings, and reading
 # every "X：" as a speaker cost chain recall in `make eval` (far@5 0.185 -> 0.130).

@@ -133,29 +133,38 @@ def test_the_path_of_a_memory_reached_at_hop_two_reads_from_its_seed(page, hall,
     screenshot(page, "replay-why-hop-2")
 
 
-def test_a_when_question_shows_which_memories_rose_because_they_say_when(page, hall):
-    """The replay says why the dated turn outranks the better text match: a chip on its row and a sentence
-    under its score; the memory that states no date has neither."""
-    session_id = new_session(hall, "Replay: the vet")
-    plan, booked = (post_interaction(hall, session_id, text)["memory_ids"][0] for text in (
-        "Pickle's radioiodine treatment for her thyroid is the best option, the vet thinks.",
-        "Booked it. The specialist unit at Langford, Tuesday 4th August."))
-    answer = _recall(hall, {"query": "When is Pickle booked in for her radioiodine treatment?", "k": 2,
-                            "session_id": session_id, "preset": "hybrid",
+SHAPED_QUESTIONS = [
+    ("When is Pickle booked in for her radioiodine treatment?",
+     ("Pickle's radioiodine treatment for her thyroid is the best option, the vet thinks.",
+      "Booked it. The specialist unit at Langford, Tuesday 4th August."), "says when ×1.5", "replay-when-question"),
+    ("How much was the deposit for the caterer?",
+     ("We still owe the caterer the deposit for the wedding dinner, the caterer said on the phone.",
+      "Paid the caterer this morning: £450 by bank transfer."), "states an amount ×1.5", "replay-how-much-question"),
+]
+
+
+@pytest.mark.parametrize(("question", "turns", "chip", "shot"), SHAPED_QUESTIONS, ids=["when", "how-much"])
+def test_a_shaped_question_shows_which_memories_rose_because_they_hold_its_answer(page, hall, question, turns,
+                                                                                    chip, shot):
+    """The replay says why the turn holding the date (or the amount) outranks the better text match: a chip
+    on its row and a sentence under its score; the memory that holds none has neither."""
+    session_id = new_session(hall, f"Replay: {shot}")
+    plan, answer_id = (post_interaction(hall, session_id, text)["memory_ids"][0] for text in turns)
+    answer = _recall(hall, {"query": question, "k": 2, "session_id": session_id, "preset": "hybrid",
                             "params": {"use_vector": False, "use_dimensions": False}})
     trace = api_get(hall, f"recalls/{answer['recall_id']}/")
-    assert [e["memory_id"] for e in trace["ranking"]] == [booked, plan]
+    assert [e["memory_id"] for e in trace["ranking"]] == [answer_id, plan]
     login(page, hall, hall.member)
     open_session(page, hall, session_id)
     page.click("#btn-recall")
     page.locator(f"#replay-list li[data-recall-id='{answer['recall_id']}'] .recall-open").click()
     rows = page.locator("#replay-ranking tbody tr")
     rows.first.wait_for(timeout=10_000)
-    assert page.locator(f"#replay-ranking tr[data-memory-id='{booked}'] .chip").inner_text() == "says when ×1.5"
+    assert page.locator(f"#replay-ranking tr[data-memory-id='{answer_id}'] .chip").inner_text() == chip
     assert page.locator(f"#replay-ranking tr[data-memory-id='{plan}'] .chip").count() == 0
-    page.locator(f"#replay-ranking tr[data-memory-id='{booked}']").click()
+    page.locator(f"#replay-ranking tr[data-memory-id='{answer_id}']").click()
     assert "its activation was multiplied by 1.5" in page.inner_text("#replay-path")
-    screenshot(page, "replay-when-question")
+    screenshot(page, shot)
 
 
 def test_two_recalls_compared_show_what_entered_left_and_moved(page, hall, chain_session):

@@ -25,7 +25,6 @@ from ..operations import Op
 from ..rows import RowReader, memory_reader, reading_cursor
 from ..vector_index import cached_space_for
 from .config import RECALL_PRESETS, RecallConfig, config_for
-from .dated import asks_when, dated_boost
 from .narrate import narrate
 from .rank import Ranked, rank
 from .reconstruct import dependency_order, subgraph_edges, told_lines
@@ -40,6 +39,7 @@ from .seeds import (
     rankings,
     vector_fragment,
 )
+from .shaped import SHAPES, Shape, shaped_boost, shapes_asked
 
 __all__ = ["RECALL_PRESETS", "RecallQuery", "RecallResult", "RecalledMemory", "memory_recall"]
 
@@ -99,12 +99,11 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
         activation = {s.memory_id: s.activation for s in seeds}
         arrivals = [Arrival(s.memory_id, 0, s.activation) for s in seeds]
     clock.lap("ripple")
-    asks_time = config.time_question_boost > 1 and asks_when(query.text)
-    ranking, boosted = dated_boost(activation, config.time_question_boost) if asks_time else (activation, set())
+    shapes = shapes_asked(query.text, config)
+    ranking, boosts = shaped_boost(activation, shapes, config) if shapes else (activation, {})
     ranked = rank(columns, ranking, config, timezone.now(), query.k)
     for entry in ranked:
-        if entry.memory_id in boosted:  # the replay says why it rose
-            entry.components["time_boost"] = config.time_question_boost
+        entry.components.update(boosts.get(entry.memory_id, {}))  # the replay says why it rose
     memories = _load_with_provenance([r.memory_id for r in ranked])
     edges = subgraph_edges(list(memories))
     ordered = dependency_order(list(memories.values()), edges)
@@ -117,7 +116,7 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
     items = _items(ranked, memories, seeds, arrivals, activation)
     with transaction.atomic():
         trace = _trace_store(project, query, config, seeds, arrivals, items, lines, clock.done(), actor,
-                             narrative, asks_time)
+                             narrative, shapes)
         if query.counts_as_access:
             Memory.objects.filter(pk__in=list(memories)).update(
                 access_count=F("access_count") + 1, last_accessed_at=timezone.now())
@@ -241,7 +240,8 @@ def _path_back(memory_id: int, best: dict[int, Arrival], seeds: AbstractSet[int]
 
 def _trace_store(project: Project, query: RecallQuery, config: RecallConfig, seeds: list[Seed],
                  arrivals: list[Arrival], items: list[RecalledMemory], lines: list[tuple[int | None, str]],
-                 timings: dict[str, float], actor: str, narrative: str = "", asks_time: bool = False) -> RecallTrace:
+                 timings: dict[str, float], actor: str, narrative: str = "",
+                 shapes: list[Shape] | None = None) -> RecallTrace:
     """The trace keeps what the recall showed (each memory's text, the context by line) and the change-log
     position it ran at, so a replay reads the same after the graph changed."""
     returned = [i.memory.pk for i in items]
@@ -249,8 +249,8 @@ def _trace_store(project: Project, query: RecallQuery, config: RecallConfig, see
         project=project, session=query.session, actor=actor, query=query.text,
         params={"preset": query.preset, "k": query.k, "scope": "session" if query.session else "project",
                 "include_sensitive": query.include_sensitive, "config": config.to_json(),
-                # dated memories' activation was multiplied by config.time_question_boost before ranking
-                "time_question": asks_time},
+                # e.g. time_question: the dated memories' activation was multiplied by time_question_boost
+                **{f"{shape.name}_question": shape in (shapes or []) for shape in SHAPES}},
         seeds=[{"memory_id": s.memory_id, "activation": s.activation, "sources": s.ranks} for s in seeds],
         activations=[{"memory_id": a.memory_id, "hop": a.hop, "activation": round(a.activation, 6),
                       "from": a.from_memory, "edge_id": a.edge_id, "relation": a.relation} for a in arrivals],

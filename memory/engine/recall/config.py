@@ -52,8 +52,10 @@ class RecallConfig:
     weight_freshness: float = 0.3
     weight_importance: float = 0.1
     freshness_half_life_days: float = 30.0
-    # a "when …?" question: the activation of memories stating a date or time is multiplied by this (dated.py)
+    # a "when …?" question: the activation of memories stating a date or time is multiplied by this (shaped.py)
     time_question_boost: float = 1.5
+    # a "how much / how many …?" question: the same for memories stating an amount or a number
+    amount_question_boost: float = 1.5
     statuses: tuple[str, ...] = (MemoryStatus.ACTIVE,)
     narrate: bool = False  # retell the context with the configured LLM (ignored without one)
 
@@ -63,6 +65,7 @@ class RecallConfig:
 
 PRESETS: dict[str, RecallConfig] = {
     "vector": RecallConfig(use_lexical=False, use_dimensions=False, max_hops=0, time_question_boost=1.0,
+                           amount_question_boost=1.0,
                            weight_activation=1.0, weight_freshness=0.0, weight_importance=0.0),
     "hybrid": RecallConfig(max_hops=0),
     "ripple": RecallConfig(max_hops=2),
@@ -153,6 +156,7 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "weight_importance": (0, 10, True),
     "freshness_half_life_days": (0, 36500, False),
     "time_question_boost": (1, 10, True),
+    "amount_question_boost": (1, 10, True),
 }
 MAX_RELATION_WEIGHT = 10.0
 
