@@ -136,10 +136,12 @@ def test_the_path_of_a_memory_reached_at_hop_two_reads_from_its_seed(page, hall,
 SHAPED_QUESTIONS = [
     ("When is Pickle booked in for her radioiodine treatment?",
      ("Pickle's radioiodine treatment for her thyroid is the best option, the vet thinks.",
-      "Booked it. The specialist unit at Langford, Tuesday 4th August."), "says when ×1.5", "replay-when-question"),
+      "Booked it. The specialist unit at Langford, Tuesday 4th August."), ("says when ×1.5", "写明时间 ×1.5"),
+     "replay-when-question"),
     ("How much was the deposit for the caterer?",
      ("We still owe the caterer the deposit for the wedding dinner, the caterer said on the phone.",
-      "Paid the caterer this morning: £450 by bank transfer."), "states an amount ×1.5", "replay-how-much-question"),
+      "Paid the caterer this morning: £450 by bank transfer."), ("states an amount ×1.5", "写明数额 ×1.5"),
+     "replay-how-much-question"),
 ]
 
 
@@ -156,15 +158,22 @@ def test_a_shaped_question_shows_which_memories_rose_because_they_hold_its_answe
     assert [e["memory_id"] for e in trace["ranking"]] == [answer_id, plan]
     login(page, hall, hall.member)
     open_session(page, hall, session_id)
-    page.click("#btn-recall")
-    page.locator(f"#replay-list li[data-recall-id='{answer['recall_id']}'] .recall-open").click()
-    rows = page.locator("#replay-ranking tbody tr")
-    rows.first.wait_for(timeout=10_000)
-    assert page.locator(f"#replay-ranking tr[data-memory-id='{answer_id}'] .chip").inner_text() == chip
-    assert page.locator(f"#replay-ranking tr[data-memory-id='{plan}'] .chip").count() == 0
-    page.locator(f"#replay-ranking tr[data-memory-id='{answer_id}']").click()
-    assert "its activation was multiplied by 1.5" in page.inner_text("#replay-path")
-    screenshot(page, shot)
+    for language, chip_text, why, suffix in (("en", chip[0], "its activation was multiplied by 1.5", ""),
+                                             ("zh-hans", chip[1], "排序前它的激活值乘以 1.5", "-zh")):
+        if language != "en":
+            with page.expect_navigation():
+                page.select_option("#language-select", language)
+            page.wait_for_selector("html[data-graph-ready='1']", state="attached")
+        page.click("#btn-recall")
+        page.locator(f"#replay-list li[data-recall-id='{answer['recall_id']}'] .recall-open").click()
+        page.locator("#replay-ranking tbody tr").first.wait_for(timeout=10_000)
+        assert page.locator(f"#replay-ranking tr[data-memory-id='{answer_id}'] .chip").inner_text() == chip_text
+        assert page.locator(f"#replay-ranking tr[data-memory-id='{plan}'] .chip").count() == 0
+        page.locator(f"#replay-ranking tr[data-memory-id='{answer_id}']").click()
+        assert why in page.inner_text("#replay-path")
+        screenshot(page, shot + suffix)
+    with page.expect_navigation():
+        page.select_option("#language-select", "en")
 
 
 def test_two_recalls_compared_show_what_entered_left_and_moved(page, hall, chain_session):
