@@ -109,6 +109,24 @@ def test_dates_resolve_against_now_and_roll_the_year_forward():
     assert extract_dimensions("12 October", now=late).dates == ["2027-10-12"]
 
 
+def test_a_weekday_beside_a_yearless_date_picks_its_year():
+    """Rolled forward, "Tuesday 4th August" said in December 2026 would be 4 August 2027, a Wednesday: the
+    weekday says it is 2026's. Only the year before or after is tried, and only a weekday written beside it."""
+    december = datetime(2026, 12, 5, 10, 0, tzinfo=UTC)
+
+    def dates(text: str) -> list[str]:
+        return extract_dimensions(text, now=december).dates
+
+    assert dates("Booked it. Langford, 4th August.") == ["2027-08-04"]  # no weekday: rolled forward
+    assert dates("Booked it. Langford, Tuesday 4th August.") == ["2026-08-04"]
+    assert dates("Langford on Aug 4 (Tue)") == ["2026-08-04"]
+    assert dates("8月4日（周二）去复查") == ["2026-08-04"]
+    assert dates("Wednesday 4 August") == ["2027-08-04"]  # the rolled year already has it
+    assert dates("Friday 11 July 2025") == ["2025-07-11"]  # a written year is kept
+    assert dates("1 月 18 日（周六）出发") == ["2027-01-18"]  # no Saturday in 2026 or 2028: kept, a slip
+    assert dates("12 October: it failed again on Monday") == ["2027-10-12", "2026-12-07"]  # not beside it
+
+
 def test_a_day_of_the_month_alone_is_the_next_such_day():
     """"the 28th", "24号": the month is the one the day comes next in (a week's grace for one just passed)."""
     on_26_march = datetime(2026, 3, 26, 19, 0, tzinfo=UTC)

@@ -1,6 +1,8 @@
 """Dates and times in English and Chinese, resolved against `now`.
 
-A date without a year takes `now`'s year and rolls to the next year when it has already passed;
+A date without a year takes `now`'s year and rolls to the next year when it has already passed,
+unless a weekday written beside it says which year it is in ("Tuesday 4th August" said in December 2026
+is 4 August 2026, a Tuesday, not 4 August 2027, a Wednesday);
 "tomorrow afternoon" / "明天下午" resolve to a day plus a period (12:00–18:00), which gives both
 occurred_at (its start) and an expiry (its end).
 """
@@ -79,6 +81,15 @@ EN_CLOCK_RE = re.compile(
 ZH_CLOCK_RE = re.compile(
     r"(?:(?P<period>凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|今晚|明晚|明早|今早)\s*)?"
     r"(?P<h>\d{1,2}|[零一二两三四五六七八九十]{1,3})\s*[点點时](?:\s*(?P<m>\d{1,2})\s*分?|(?P<half>半)|(?P<q>一刻|三刻))?")
+# A weekday written right beside a date ("Tuesday 4th August", "Sat, 12 July", "1 月 18 日（周六）"): it names
+# the year of a date written without one.
+EN_WEEKDAY_RE = re.compile(r"(?<![A-Za-z])(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?"
+                           r"|wed|thu(?:rs?)?|fri|sat|sun)\.?(?![A-Za-z])", re.I)
+ZH_WEEKDAY_RE = re.compile(r"(?:周|星期|礼拜)(?P<wd>[一二三四五六日天])")
+WEEKDAY_GAP = 3  # characters between a weekday and the date it labels: ", ", " (", "（"
+# How many years either way a weekday may move a yearless date: one. It tells this year from the next or the
+# last; a date whose weekday fits no nearer year than two away is more likely a slip than a date in 2025.
+WEEKDAY_YEARS = 1
 ZH_DAY_OFFSETS = {"大后天": 3, "后天": 2, "明天": 1, "明日": 1, "今天": 0, "今日": 0, "昨天": -1, "前天": -2}
 EN_NUMBER_WORDS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
 
@@ -122,6 +133,31 @@ def _roll(month: int, day: int, year: int | None, today: date, end: tuple[int, i
     if last is not None and (today - last).days > PAST_GRACE_DAYS:
         found = _safe_date(today.year + 1, month, day)
     return found
+
+
+def _weekday_beside(text: str, start: int, end: int) -> int | None:
+    """The weekday written right before or after text[start:end], if any."""
+    before, after = text[max(0, start - 12):start], text[end:end + 12]
+    for pattern in (EN_WEEKDAY_RE, ZH_WEEKDAY_RE):
+        for m in pattern.finditer(before):
+            if len(before) - m.end() <= WEEKDAY_GAP:
+                return WEEKDAYS[m["wd"].casefold()]
+        m = pattern.search(after)
+        if m is not None and m.start() <= WEEKDAY_GAP:
+            return WEEKDAYS[m["wd"].casefold()]
+    return None
+
+
+def _year_of_weekday(first: date, weekday: int | None) -> date:
+    """A yearless date moved to the year before or after when it falls on the weekday written beside it
+    there; as rolled when no weekday is written, it already matches, or neither year has it."""
+    if weekday is None or first.weekday() == weekday:
+        return first
+    for shift in sorted(range(-WEEKDAY_YEARS, WEEKDAY_YEARS + 1), key=lambda y: (abs(y), y)):
+        moved = _safe_date(first.year + shift, first.month, first.day)
+        if moved is not None and moved.weekday() == weekday:
+            return moved
+    return first
 
 
 def yearless_date(month: int, day: int, today: date) -> date | None:
@@ -185,6 +221,8 @@ def scan_dates(text: str, mask: Mask, today: date) -> list[DateHit]:
         if first is None:
             continue
         last = _range_end(first, int(m["m2"] or m["m"]), int(m["d2"])) if m["d2"] else None
+        if year is None and not m["d2"]:
+            first = _year_of_weekday(first, _weekday_beside(text, m.start(), m.end()))
         if claim(m.start(), m.end()):
             hits.append(DateHit(m.start(), m.end(), first, last))
     for pattern in (EN_DAY_FIRST_RE, EN_MONTH_FIRST_RE):
@@ -200,6 +238,8 @@ def scan_dates(text: str, mask: Mask, today: date) -> list[DateHit]:
             last = _range_end(first, month, int(m["d2"])) if m["d2"] else None
             if m["d2"] and last is None:
                 continue
+            if year is None and not m["d2"]:
+                first = _year_of_weekday(first, _weekday_beside(text, m.start(), m.end()))
             if claim(m.start(), m.end()):
                 hits.append(DateHit(m.start(), m.end(), first, last))
     for pattern in (EN_MONTH_DAY_RE, ZH_MONTH_DAY_RE):
