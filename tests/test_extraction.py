@@ -125,6 +125,10 @@ def test_a_weekday_beside_a_yearless_date_picks_its_year():
     assert dates("Friday 11 July 2025") == ["2025-07-11"]  # a written year is kept
     assert dates("1 月 18 日（周六）出发") == ["2027-01-18"]  # no Saturday in 2026 or 2028: kept, a slip
     assert dates("12 October: it failed again on Monday") == ["2027-10-12", "2026-12-07"]  # not beside it
+    # a day of the month alone: the first of the months it may be in (this one or the next two) with that weekday
+    assert dates("moved to the 5th") == ["2026-12-05"] and dates("moved to Tuesday the 5th") == ["2027-01-05"]
+    assert dates("周五 5号见") == ["2027-02-05"]
+    assert dates("Saturday the 28th") == ["2026-12-28"]  # no month of the three has it: the first
 
 
 def test_a_day_of_the_month_alone_is_the_next_such_day():

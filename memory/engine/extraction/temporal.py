@@ -165,18 +165,21 @@ def yearless_date(month: int, day: int, today: date) -> date | None:
     return _roll(month, day, None, today)
 
 
-def _month_day(day: int, today: date) -> date | None:
+def _month_day(day: int, today: date, weekday: int | None = None) -> date | None:
     """The day of this month, or of the next month that has it once it is more than PAST_GRACE_DAYS
-    behind ("the 4th" said on 28 March is 4 April; "the 24th" said on the 26th is still this month's)."""
+    behind ("the 4th" said on 28 March is 4 April; "the 24th" said on the 26th is still this month's).
+    A weekday written with it picks the first of those months where the day falls on it ("Tuesday the 5th")."""
     if not 1 <= day <= 31:
         return None
     year, month = today.year, today.month
+    candidates = []
     for _ in range(3):  # the 31st: a month or two on
         found = _safe_date(year, month, day)
         if found is not None and (today - found).days <= PAST_GRACE_DAYS:
-            return found
+            candidates.append(found)
         year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-    return None
+    fitting = [c for c in candidates if c.weekday() == weekday]
+    return (fitting or candidates or [None])[0]
 
 
 def _range_end(first: date, month: int, day: int) -> date | None:
@@ -244,7 +247,8 @@ def scan_dates(text: str, mask: Mask, today: date) -> list[DateHit]:
                 hits.append(DateHit(m.start(), m.end(), first, last))
     for pattern in (EN_MONTH_DAY_RE, ZH_MONTH_DAY_RE):
         for m in pattern.finditer(text):
-            first = _month_day(int(m["d1"]), today)
+            weekday = None if m["d2"] else _weekday_beside(text, m.start(), m.end())
+            first = _month_day(int(m["d1"]), today, weekday)
             last = _month_day(int(m["d2"]), first) if first and m["d2"] else None
             if first is not None and (last is not None or not m["d2"]) and claim(m.start(), m.end()):
                 hits.append(DateHit(m.start(), m.end(), first, last))
