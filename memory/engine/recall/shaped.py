@@ -8,7 +8,9 @@ holding the value the question asks for (their dimensions, relative dates resolv
 their activation multiplied before ranking; the trace keeps what the links and the search gave.
 
 Measured in `make eval` (docs/eval.md) at ×1.5: for "when", temporal questions' R@5 0.72 → 0.79
-(EN 0.67 → 0.76, ZH 0.77 → 0.82), superseded 0.44 → 0.46, no type lost anything.
+(EN 0.67 → 0.76, ZH 0.77 → 0.82), superseded 0.44 → 0.46, no type lost anything. For "how much",
+`ripple` R@5 0.54 → 0.55 and MRR 0.52 → 0.54 (fact 0.72 → 0.75, cross-session 0.50 → 0.53); Chinese
+superseded R@5 lost 0.52 → 0.48 (an old price rises with the new one), still above both baselines.
 """
 
 from __future__ import annotations
