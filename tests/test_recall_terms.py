@@ -9,11 +9,10 @@ from django.utils import timezone
 from memory.engine.projects import project_create, session_create
 from memory.engine.recall import terms
 from memory.engine.recall.seeds import (
-    LEXICAL_SQL,
-    RANKING_COLUMNS,
     Fragment,
     Scope,
     lexical_fragment,
+    lexical_idf_sql,
     lexical_query,
     rankings,
 )
@@ -173,8 +172,7 @@ def test_a_one_term_search_ranks_as_the_idf_statement_would(project, agent_sessi
     assert fragment.sql.startswith("SELECT m.id") and "idf" not in fragment.sql
     order, _ = rankings([fragment])
     where, params = scope.condition("m")
-    idf_statement = Fragment("lexical", LEXICAL_SQL.format(columns=RANKING_COLUMNS, where=where),
-                             ["lisbon", *params, ["lisbon"], 5, "lisbon", 10], 10)
+    idf_statement = Fragment("lexical", lexical_idf_sql(1, where), ["lisbon", "lisbon", *params, 5, 10], 10)
     assert order["lexical"] == rankings([idf_statement])[0]["lexical"]
     contents = list(Memory.objects.filter(pk__in=order["lexical"]).in_bulk().values())
     by_id = {m.pk: m.content for m in contents}

@@ -112,16 +112,25 @@ def lexical_query(text: str, scope_size: int | None = None) -> str | None:
 # exactly the memories in scope that contain a query term; N is the scope's size (terms.scope_rows).
 # ts_rank alone weighs every term alike, so a memory sharing two common words with the question
 # outranked the one sharing its rare, telling word.
-LEXICAL_SQL = (
-    "WITH hits AS MATERIALIZED (SELECT m.id, m.search_vector AS v, {columns} FROM memory_memory m, "
-    "to_tsquery('simple', %s) q WHERE m.search_vector @@ q AND {where}), "
-    "terms AS (SELECT to_tsquery('simple', t) AS tq FROM unnest(%s::text[]) t), "
-    "idf AS MATERIALIZED (SELECT terms.tq, ln(1 + (greatest(%s::float8, c.df) - c.df + 0.5) / (c.df + 0.5)) AS w "
-    "FROM terms CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM hits WHERE hits.v @@ terms.tq) c) "
-    "SELECT hits.id, hits.at, hits.importance FROM hits "
-    "ORDER BY (SELECT sum(idf.w) FROM idf WHERE hits.v @@ idf.tq) DESC, "
-    "ts_rank(hits.v, to_tsquery('simple', %s)) DESC, hits.importance DESC, hits.id LIMIT %s"
-)
+# Each match is tested against each term once (columns h0…hN of the matches), and the frequencies are
+# one aggregate over them: counting per term with a pass over the matches, then summing per match with a
+# subquery, tested every pair twice (make bench at 100,000 memories: p50 4.9 -> 3.1 ms, p95 12.1 -> 6.5 ms,
+# the same order for all 200 queries).
+def lexical_idf_sql(term_count: int, where: str) -> str:
+    """The statement for `term_count` terms; parameters: the OR of them, each term, the scope's
+    parameters, N, the limit."""
+    holds = ", ".join(f"m.search_vector @@ to_tsquery('simple', %s) AS h{i}" for i in range(term_count))
+    counts = ", ".join(f"count(*) FILTER (WHERE h{i})::float8 AS d{i}" for i in range(term_count))
+    score = " + ".join(f"CASE WHEN hits.h{i} THEN ln(1 + (greatest(idf.n, idf.d{i}) - idf.d{i} + 0.5) / "
+                       f"(idf.d{i} + 0.5)) ELSE 0 END" for i in range(term_count))
+    return (
+        f"WITH query AS (SELECT to_tsquery('simple', %s) AS q), "
+        f"hits AS MATERIALIZED (SELECT m.id, {RANKING_COLUMNS}, ts_rank(m.search_vector, query.q) AS tr, {holds} "
+        f"FROM memory_memory m, query WHERE m.search_vector @@ query.q AND {where}), "
+        f"idf AS (SELECT %s::float8 AS n, {counts} FROM hits) "
+        f"SELECT hits.id, hits.at, hits.importance FROM hits, idf "
+        f"ORDER BY {score} DESC, hits.tr DESC, hits.importance DESC, hits.id LIMIT %s"
+    )
 
 
 # One term (often the rarest of a question whose every word is common, so thousands of matches): every
@@ -143,8 +152,7 @@ def lexical_fragment(scope: Scope, text: str, limit: int) -> Fragment | None:
     if len(terms) == 1:
         sql = LEXICAL_ONE_TERM_SQL.format(columns=RANKING_COLUMNS, where=where)
         return Fragment("lexical", sql, [raw, *params, limit], limit)
-    sql = LEXICAL_SQL.format(columns=RANKING_COLUMNS, where=where)
-    return Fragment("lexical", sql, [raw, *params, terms, max(size, 1), raw, limit], limit)
+    return Fragment("lexical", lexical_idf_sql(len(terms), where), [raw, *terms, *params, max(size, 1), limit], limit)
 
 
 # Entities of the project named in the (casefolded) text: ASCII names as whole words ("use" is not
