@@ -325,54 +325,42 @@ def test_ripple_follows_a_speaker_back_past_the_reply(project, agent_session):
     assert damp.pk not in [i.memory.pk for i in unlinked.items]
 
 
-def test_a_when_question_ranks_the_memory_that_says_when_first(project, agent_session):
-    """The turn that dates an event often shares few words with the question: among what a recall found, a
-    "when …?" question favours the memories stating a date or time; other questions rank as before."""
-    plan, booked = _ingest(agent_session, [
-        "Pickle's radioiodine treatment for her thyroid is the best option, the vet thinks.",
-        "Booked it. The specialist unit at Langford, Tuesday 4th August.",
-    ])
-    assert booked.dimensions["dates"] and not plan.dimensions["dates"] and not plan.dimensions["times"]
+SHAPED = [
+    # shape, the turn giving the context, the turn holding the answer, its dimension, questions of the shape,
+    # one not of the shape (about the same turns)
+    ("time", "Pickle's radioiodine treatment for her thyroid is the best option, the vet thinks.",
+     "Booked it. The specialist unit at Langford, Tuesday 4th August.", "dates",
+     ["When is Pickle booked in for her radioiodine treatment?", "什么时候 Pickle booked radioiodine treatment"],
+     "Is Pickle booked in for her radioiodine treatment?"),
+    ("amount", "We still owe the caterer the deposit for the wedding dinner, the caterer said on the phone.",
+     "Paid the caterer this morning: £450 by bank transfer.", "amounts",
+     ["How much was the deposit for the caterer?", "caterer deposit 多少"], "Did we pay the caterer the deposit?"),
+]
+
+
+@pytest.mark.parametrize(("shape", "context", "answer", "dimension", "questions", "other"), SHAPED,
+                         ids=["when", "how-much"])
+def test_a_shaped_question_ranks_the_memory_holding_its_answer_first(project, agent_session, shape, context,
+                                                                      answer, dimension, questions, other):
+    """The turn that dates an event, or says what it cost, often shares few words with the question: among
+    what a recall found, a "when …?" question favours the memories stating a date or time, a "how much …?"
+    one those stating an amount or a number; other questions rank as before."""
+    plan, holds = _ingest(agent_session, [context, answer])
+    assert holds.dimensions[dimension] and not plan.dimensions[dimension]
     lexical = {"use_vector": False, "use_dimensions": False}
 
     def order(text: str, **params) -> tuple[list[int], bool]:
         result = memory_recall(project=project, actor="t", query=RecallQuery(
             text, k=2, preset="hybrid", params={**lexical, **params}))
-        boosts = {i.memory.pk: i.components.get("time_boost") for i in result.items}
-        asked = result.trace.params["time_question"]
-        assert boosts == {booked.pk: 1.5 if asked else None, plan.pk: None}  # the replay shows why it rose
+        boosts = {i.memory.pk: i.components.get(f"{shape}_boost") for i in result.items}
+        asked = result.trace.params[f"{shape}_question"]
+        assert boosts == {holds.pk: 1.5 if asked else None, plan.pk: None}  # the replay shows why it rose
+        assert [s for s in ("time", "amount") if result.trace.params[f"{s}_question"]] == ([shape] if asked else [])
         return [i.memory.pk for i in result.items], asked
 
-    assert order("When is Pickle booked in for her radioiodine treatment?") == ([booked.pk, plan.pk], True)
-    assert order("什么时候 Pickle booked radioiodine treatment") == ([booked.pk, plan.pk], True)
-    assert order("Is Pickle booked in for her radioiodine treatment?") == ([plan.pk, booked.pk], False)
-    assert order("When is Pickle booked in for her radioiodine treatment?", time_question_boost=1) == (
-        [plan.pk, booked.pk], False)
+    for question in questions:
+        assert order(question) == ([holds.pk, plan.pk], True), question
+    assert order(other) == ([plan.pk, holds.pk], False)
+    assert order(questions[0], **{f"{shape}_question_boost": 1}) == ([plan.pk, holds.pk], False)
     with pytest.raises(ValidationFailed):
-        config_for("ripple", {"time_question_boost": 0.5})
-
-
-def test_a_how_much_question_ranks_the_memory_stating_the_amount_first(project, agent_session):
-    """"How much …?" is answered by the turn stating the amount, which may not say what it paid for."""
-    plan, paid = _ingest(agent_session, [
-        "We still owe the caterer the deposit for the wedding dinner, the caterer said on the phone.",
-        "Paid the caterer this morning: £450 by bank transfer.",
-    ])
-    assert paid.dimensions["amounts"] and not plan.dimensions["amounts"] and not plan.dimensions["numbers"]
-    lexical = {"use_vector": False, "use_dimensions": False}
-
-    def order(text: str, **params) -> tuple[list[int], bool]:
-        result = memory_recall(project=project, actor="t", query=RecallQuery(
-            text, k=2, preset="hybrid", params={**lexical, **params}))
-        boosts = {i.memory.pk: i.components.get("amount_boost") for i in result.items}
-        asked = result.trace.params["amount_question"]
-        assert boosts == {paid.pk: 1.5 if asked else None, plan.pk: None}
-        assert result.trace.params["time_question"] is False
-        return [i.memory.pk for i in result.items], asked
-
-    assert order("How much was the deposit for the caterer?") == ([paid.pk, plan.pk], True)
-    assert order("caterer deposit 多少") == ([paid.pk, plan.pk], True)
-    assert order("Did we pay the caterer the deposit?") == ([plan.pk, paid.pk], False)
-    assert order("How much was the deposit for the caterer?", amount_question_boost=1) == ([plan.pk, paid.pk], False)
-    with pytest.raises(ValidationFailed):
-        config_for("ripple", {"amount_question_boost": 0})
+        config_for("ripple", {f"{shape}_question_boost": 0.5})
