@@ -367,3 +367,57 @@ def test_a_shaped_question_ranks_the_memory_holding_its_answer_first(project, ag
     assert order(questions[0], **{f"{shape}_question_boost": 1}) == ([plan.pk, holds.pk], False)
     with pytest.raises(ValidationFailed):
         config_for("ripple", {f"{shape}_question_boost": 0.5})
+
+
+def test_a_why_question_looks_back_to_what_the_speaker_told_before(project, agent_session):
+    """The cause is often told by the same speaker just before the turn that matches, in words the question
+    does not use: a "why …?" question multiplies what that turn passes back to the speaker's earlier turn,
+    and the replay says so; a turn too short to tell a cause, and other questions, get no such boost."""
+    cause, reply, effect, thanks, later = _ingest(agent_session, [
+        "Raj: Disaster. Marcus has quit, he is moving to Manchester to be with his girlfriend.",
+        "Hannah: Ah, that explains the phone ringing all evening.",
+        "Raj: So the Old Duke gig is off. I rang the landlord this morning and cancelled.",
+        "Raj: Thanks.",
+        "Raj: The Old Duke gig is off, I told the landlord.",
+    ])
+    speaker_edges = set(Edge.objects.filter(session=agent_session, relation=Relation.NEXT_BY_SPEAKER)
+                        .values_list("source_id", "target_id"))
+    assert {(cause.pk, effect.pk), (effect.pk, later.pk)} <= speaker_edges  # "Thanks." is adjacent to both
+    lexical = {"use_vector": False, "use_dimensions": False, "seed_count": 1}
+
+    def recall(text: str, **params):
+        result = memory_recall(project=project, actor="t", query=RecallQuery(
+            text, k=5, preset="ripple", params={**lexical, **params}))
+        assert result.items[0].memory.pk == effect.pk, [i.memory.content for i in result.items]
+        return result, {i.memory.pk: i.components for i in result.items}
+
+    why, raised = recall("Why was the Old Duke gig cancelled this morning?")
+    plain, unraised = recall("Why was the Old Duke gig cancelled this morning?", cause_question_boost=1)
+    assert why.trace.params["cause_question"] and not plain.trace.params["cause_question"]
+    assert raised[cause.pk]["cause_boost"] == 3.0 and "cause_boost" not in unraised[cause.pk]
+    assert raised[cause.pk]["activation"] > unraised[cause.pk]["activation"]
+    told_by = {i.memory.pk: i for i in why.items}
+    assert told_by[cause.pk].path[-1]["relation"] == Relation.NEXT_BY_SPEAKER
+    assert told_by[cause.pk].rank < told_by[reply.pk].rank  # the reply arrived by adjacency, unboosted
+    assert all("cause_boost" not in raised.get(m.pk, {}) for m in (reply, thanks, later))  # not earlier, or short
+
+    told, components = recall("The Old Duke gig was cancelled this morning")
+    assert not told.trace.params["cause_question"]
+    assert all("cause_boost" not in c for c in components.values())
+    hybrid = memory_recall(project=project, actor="t", query=RecallQuery(
+        "Why was the Old Duke gig cancelled?", k=5, preset="hybrid", params=lexical))
+    assert not hybrid.trace.params["cause_question"]  # no spread, nothing looked back
+    with pytest.raises(ValidationFailed):
+        config_for("ripple", {"cause_question_boost": 0.5})
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("Why did the Brunel kitchen quote go up?", True), ("why so early?", True), ("How come it failed?", True),
+    ("What made Tom think he could beat 1:55?", True), ("What led the seller to accept less?", True),
+    ("阿杰为什么一度想取消日本之行？", True), ("婚期为啥又改了", True),
+    ("Who came up with the band's new name?", False), ("When did Marcus quit?", False), ("Whyte Street", False),
+])
+def test_the_cause_question_pattern(text, asks):
+    from memory.engine.cues import CAUSE_QUESTION
+
+    assert bool(CAUSE_QUESTION.search(text)) is asks

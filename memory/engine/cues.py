@@ -67,6 +67,11 @@ AMOUNT_QUESTION = re.compile(
     r"\bhow (much|many)\b(?! (days|weeks|months|years|hours)\b)|"
     r"\bwhat (is|was|were|are) the (price|cost|total|budget|amount|quote|fee|number|figure)s?\b|"
     r"\bwhat did .{0,30}\bcost\b|多少(?!天|小时|分钟|年|个月|周)|几个|几人|价格|费用|报价|预算是", re.I)
+# A question about a cause ("why was the gig cancelled?", "what made him …", 为什么): in a conversation its answer
+# is often told just before the turn that matches, by the same speaker ("Marcus has quit." … "So the gig is off.").
+CAUSE_QUESTION = re.compile(
+    r"^\s*why\b|\bwhy (is|was|did|does|do|will|are|were|has|have|had|would|should|can|could)\b|\bhow come\b|"
+    r"\bwhat (made|led|caused|prompted)\b|为什么|为啥|怎么会|什么原因|原因是", re.I)
 # "Maria: …" / "小敏： …": the turn's speaker, as a conversation transcript labels it. A colon counts only with a
 # space after it unless the caller checks the label is a person: "约束：…" and "报价：…" are headings, and reading
 # every "X：" as a speaker cost chain recall in `make eval` (far@5 0.185 -> 0.130).

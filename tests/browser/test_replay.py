@@ -133,33 +133,47 @@ def test_the_path_of_a_memory_reached_at_hop_two_reads_from_its_seed(page, hall,
     screenshot(page, "replay-why-hop-2")
 
 
+LEXICAL = {"use_vector": False, "use_dimensions": False}
 SHAPED_QUESTIONS = [
+    # question, turns, the ranking expected (turn indexes), the raised turn, how it is asked, chip and reason
+    # (EN, ZH), screenshot
     ("When is Pickle booked in for her radioiodine treatment?",
      ("Pickle's radioiodine treatment for her thyroid is the best option, the vet thinks.",
-      "Booked it. The specialist unit at Langford, Tuesday 4th August."), ("says when ×1.5", "写明时间 ×1.5"),
-     "replay-when-question"),
+      "Booked it. The specialist unit at Langford, Tuesday 4th August."), [1, 0], 1,
+     {"preset": "hybrid", "k": 2, "params": LEXICAL}, ("says when ×1.5", "写明时间 ×1.5"),
+     ("its activation was multiplied by 1.5", "排序前它的激活值乘以 1.5"), "replay-when-question"),
     ("How much was the deposit for the caterer?",
      ("We still owe the caterer the deposit for the wedding dinner, the caterer said on the phone.",
-      "Paid the caterer this morning: £450 by bank transfer."), ("states an amount ×1.5", "写明数额 ×1.5"),
-     "replay-how-much-question"),
+      "Paid the caterer this morning: £450 by bank transfer."), [1, 0], 1,
+     {"preset": "hybrid", "k": 2, "params": LEXICAL}, ("states an amount ×1.5", "写明数额 ×1.5"),
+     ("its activation was multiplied by 1.5", "排序前它的激活值乘以 1.5"), "replay-how-much-question"),
+    ("Why was the Old Duke gig cancelled?",
+     ("Raj: Disaster. Marcus has quit, he is moving to Manchester to be with his girlfriend.",
+      "Hannah: Ah, that explains the phone ringing all evening.",
+      "Raj: So the Old Duke gig is off. I rang the landlord this morning and cancelled."), [2, 0, 1], 0,
+     {"preset": "ripple", "k": 3, "params": {**LEXICAL, "seed_count": 1}}, ("told before, asked why ×3",
+                                                                            "先前说过，问的是原因 ×3"),
+     ("the same speaker said this before a turn that matched it", "回溯得到的激活值乘以 3"), "replay-why-question"),
 ]
 
 
-@pytest.mark.parametrize(("question", "turns", "chip", "shot"), SHAPED_QUESTIONS, ids=["when", "how-much"])
+@pytest.mark.parametrize(("question", "turns", "expected", "raised", "asked", "chip", "why", "shot"),
+                         SHAPED_QUESTIONS, ids=["when", "how-much", "why"])
 def test_a_shaped_question_shows_which_memories_rose_because_they_hold_its_answer(page, hall, question, turns,
-                                                                                    chip, shot):
-    """The replay says why the turn holding the date (or the amount) outranks the better text match: a chip
-    on its row and a sentence under its score; the memory that holds none has neither."""
+                                                                                    expected, raised, asked,
+                                                                                    chip, why, shot):
+    """The replay says why a turn rose: the one holding the date (or the amount) above the better text match,
+    or the cause its speaker told before the turn a "why" question matched. A chip on its row and a sentence
+    under its score; the other turns have neither."""
     session_id = new_session(hall, f"Replay: {shot}")
-    plan, answer_id = (post_interaction(hall, session_id, text)["memory_ids"][0] for text in turns)
-    answer = _recall(hall, {"query": question, "k": 2, "session_id": session_id, "preset": "hybrid",
-                            "params": {"use_vector": False, "use_dimensions": False}})
+    memory_ids = [post_interaction(hall, session_id, text)["memory_ids"][0] for text in turns]
+    answer = _recall(hall, {"query": question, "session_id": session_id, **asked})
     trace = api_get(hall, f"recalls/{answer['recall_id']}/")
-    assert [e["memory_id"] for e in trace["ranking"]] == [answer_id, plan]
+    assert [e["memory_id"] for e in trace["ranking"]] == [memory_ids[i] for i in expected]
+    raised_id, others = memory_ids[raised], [m for i, m in enumerate(memory_ids) if i != raised]
     login(page, hall, hall.member)
     open_session(page, hall, session_id)
-    for language, chip_text, why, suffix in (("en", chip[0], "its activation was multiplied by 1.5", ""),
-                                             ("zh-hans", chip[1], "排序前它的激活值乘以 1.5", "-zh")):
+    for language, chip_text, reason, suffix in (("en", chip[0], why[0], ""), ("zh-hans", chip[1], why[1], "-zh")):
         if language != "en":
             with page.expect_navigation():
                 page.select_option("#language-select", language)
@@ -167,10 +181,11 @@ def test_a_shaped_question_shows_which_memories_rose_because_they_hold_its_answe
         page.click("#btn-recall")
         page.locator(f"#replay-list li[data-recall-id='{answer['recall_id']}'] .recall-open").click()
         page.locator("#replay-ranking tbody tr").first.wait_for(timeout=10_000)
-        assert page.locator(f"#replay-ranking tr[data-memory-id='{answer_id}'] .chip").inner_text() == chip_text
-        assert page.locator(f"#replay-ranking tr[data-memory-id='{plan}'] .chip").count() == 0
-        page.locator(f"#replay-ranking tr[data-memory-id='{answer_id}']").click()
-        assert why in page.inner_text("#replay-path")
+        assert page.locator(f"#replay-ranking tr[data-memory-id='{raised_id}'] .chip").inner_text() == chip_text
+        for other in others:
+            assert page.locator(f"#replay-ranking tr[data-memory-id='{other}'] .chip").count() == 0
+        page.locator(f"#replay-ranking tr[data-memory-id='{raised_id}']").click()
+        assert reason in page.inner_text("#replay-path")
         screenshot(page, shot + suffix)
     with page.expect_navigation():
         page.select_option("#language-select", "en")

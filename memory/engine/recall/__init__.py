@@ -39,7 +39,7 @@ from .seeds import (
     rankings,
     vector_fragment,
 )
-from .shaped import SHAPES, Shape, shaped_boost, shapes_asked
+from .shaped import SHAPES, Shape, cause_asked, shaped_boost, shapes_asked
 
 __all__ = ["RECALL_PRESETS", "RecallQuery", "RecallResult", "RecalledMemory", "memory_recall"]
 
@@ -93,8 +93,9 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
     scope = Scope(project, query.session.pk if query.session else None, config.statuses, query.include_sensitive)
     clock = _Clock()
     seeds, columns = _seeds(scope, query.text, config, clock, query.k)
+    why = bool(config.max_hops) and cause_asked(query.text, config)  # looking back is a step of the spread
     if config.max_hops:
-        activation, arrivals = spread(seeds, config, scope, columns)
+        activation, arrivals = spread(seeds, config, scope, columns, cause_asked=why)
     else:
         activation = {s.memory_id: s.activation for s in seeds}
         arrivals = [Arrival(s.memory_id, 0, s.activation) for s in seeds]
@@ -102,8 +103,11 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
     shapes = shapes_asked(query.text, config)
     ranking, boosts = shaped_boost(activation, shapes, config) if shapes else (activation, {})
     ranked = rank(columns, ranking, config, timezone.now(), query.k)
+    looked_back = _looked_back(arrivals, seeds, activation) if why else {}
     for entry in ranked:
         entry.components.update(boosts.get(entry.memory_id, {}))  # the replay says why it rose
+        if entry.memory_id in looked_back:
+            entry.components["cause_boost"] = looked_back[entry.memory_id]
     memories = _load_with_provenance([r.memory_id for r in ranked])
     edges = subgraph_edges(list(memories))
     ordered = dependency_order(list(memories.values()), edges)
@@ -116,12 +120,20 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
     items = _items(ranked, memories, seeds, arrivals, activation)
     with transaction.atomic():
         trace = _trace_store(project, query, config, seeds, arrivals, items, lines, clock.done(), actor,
-                             narrative, shapes)
+                             narrative, shapes, why)
         if query.counts_as_access:
             Memory.objects.filter(pk__in=list(memories)).update(
                 access_count=F("access_count") + 1, last_accessed_at=timezone.now())
     metrics.recall_seconds.labels(query.preset).observe(time.perf_counter() - clock.start)
     return RecallResult(trace=trace, items=items, edges=edges, context=trace.context, narrative=narrative)
+
+
+def _looked_back(arrivals: list[Arrival], seeds: list[Seed], activation: dict[int, float]) -> dict[int, float]:
+    """Memories a "why" question raised by looking back to them (ripple.py), and the factor, when that is
+    what they hold: not a seed whose own match was stronger."""
+    matched = {s.memory_id: s.activation for s in seeds}
+    return {a.memory_id: a.boost for a in arrivals
+            if a.boost > 1 and activation.get(a.memory_id, 0.0) > matched.get(a.memory_id, 0.0)}
 
 
 def _last_change_id(project: Project) -> int | None:
@@ -241,7 +253,7 @@ def _path_back(memory_id: int, best: dict[int, Arrival], seeds: AbstractSet[int]
 def _trace_store(project: Project, query: RecallQuery, config: RecallConfig, seeds: list[Seed],
                  arrivals: list[Arrival], items: list[RecalledMemory], lines: list[tuple[int | None, str]],
                  timings: dict[str, float], actor: str, narrative: str = "",
-                 shapes: list[Shape] | None = None) -> RecallTrace:
+                 shapes: list[Shape] | None = None, cause_asked: bool = False) -> RecallTrace:
     """The trace keeps what the recall showed (each memory's text, the context by line) and the change-log
     position it ran at, so a replay reads the same after the graph changed."""
     returned = [i.memory.pk for i in items]
@@ -250,7 +262,8 @@ def _trace_store(project: Project, query: RecallQuery, config: RecallConfig, see
         params={"preset": query.preset, "k": query.k, "scope": "session" if query.session else "project",
                 "include_sensitive": query.include_sensitive, "config": config.to_json(),
                 # e.g. time_question: the dated memories' activation was multiplied by time_question_boost
-                **{f"{shape.name}_question": shape in (shapes or []) for shape in SHAPES}},
+                **{f"{shape.name}_question": shape in (shapes or []) for shape in SHAPES},
+                "cause_question": cause_asked},  # the spread looked back to the speakers' earlier turns
         seeds=[{"memory_id": s.memory_id, "activation": s.activation, "sources": s.ranks} for s in seeds],
         activations=[{"memory_id": a.memory_id, "hop": a.hop, "activation": round(a.activation, 6),
                       "from": a.from_memory, "edge_id": a.edge_id, "relation": a.relation} for a in arrivals],

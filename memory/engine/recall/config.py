@@ -56,6 +56,9 @@ class RecallConfig:
     time_question_boost: float = 1.5
     # a "how much / how many …?" question: the same for memories stating an amount or a number
     amount_question_boost: float = 1.5
+    # a "why …?" question: what a matched turn passes back to its speaker's earlier turn is multiplied by this
+    # (ripple.py: the cause is often told just before)
+    cause_question_boost: float = 3.0
     statuses: tuple[str, ...] = (MemoryStatus.ACTIVE,)
     narrate: bool = False  # retell the context with the configured LLM (ignored without one)
 
@@ -65,7 +68,7 @@ class RecallConfig:
 
 PRESETS: dict[str, RecallConfig] = {
     "vector": RecallConfig(use_lexical=False, use_dimensions=False, max_hops=0, time_question_boost=1.0,
-                           amount_question_boost=1.0,
+                           amount_question_boost=1.0, cause_question_boost=1.0,
                            weight_activation=1.0, weight_freshness=0.0, weight_importance=0.0),
     "hybrid": RecallConfig(max_hops=0),
     "ripple": RecallConfig(max_hops=2),
@@ -157,6 +160,7 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "freshness_half_life_days": (0, 36500, False),
     "time_question_boost": (1, 10, True),
     "amount_question_boost": (1, 10, True),
+    "cause_question_boost": (1, 10, True),
 }
 MAX_RELATION_WEIGHT = 10.0
 

@@ -11,6 +11,9 @@ Measured in `make eval` (docs/eval.md) at ×1.5: for "when", temporal questions'
 (EN 0.67 → 0.76, ZH 0.77 → 0.82), superseded 0.44 → 0.46, no type lost anything. For "how much",
 `ripple` R@5 0.54 → 0.55 and MRR 0.52 → 0.54 (fact 0.72 → 0.75, cross-session 0.50 → 0.53); Chinese
 superseded R@5 lost 0.52 → 0.48 (an old price rises with the new one), still above both baselines.
+
+A "why …?" question has a shape too, but its answer holds no particular value: it is told before the turn
+that matches. `cause_asked` says so, and the spread looks back (ripple.py).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 from django.db import connection
 
 from ...models import Memory
-from ..cues import AMOUNT_QUESTION, TIME_QUESTION
+from ..cues import AMOUNT_QUESTION, CAUSE_QUESTION, TIME_QUESTION
 from .config import RecallConfig
 
 
@@ -52,6 +55,11 @@ SHAPES = (
 def shapes_asked(text: str, config: RecallConfig) -> list[Shape]:
     """The shapes this question has, among those the config boosts."""
     return [s for s in SHAPES if getattr(config, s.parameter) > 1 and s.question.search(text)]
+
+
+def cause_asked(text: str, config: RecallConfig) -> bool:
+    """The question asks why, and the config boosts looking back for the cause."""
+    return config.cause_question_boost > 1 and bool(CAUSE_QUESTION.search(text))
 
 
 def holding(memory_ids: list[int], shapes: list[Shape]) -> dict[str, set[int]]:
