@@ -396,6 +396,8 @@ def test_a_why_question_looks_back_to_what_the_speaker_told_before(project, agen
     assert why.trace.params["cause_question"] and not plain.trace.params["cause_question"]
     assert raised[cause.pk]["cause_boost"] == 3.0 and "cause_boost" not in unraised[cause.pk]
     assert raised[cause.pk]["activation"] > unraised[cause.pk]["activation"]
+    # capped at √decay × the turn it explains (half a hop), not decay × it: it may come right after that turn
+    assert raised[cause.pk]["activation"] == pytest.approx(0.8 ** 0.5 * raised[effect.pk]["activation"], abs=1e-5)
     told_by = {i.memory.pk: i for i in why.items}
     assert told_by[cause.pk].path[-1]["relation"] == Relation.NEXT_BY_SPEAKER
     assert told_by[cause.pk].rank < told_by[reply.pk].rank  # the reply arrived by adjacency, unboosted
