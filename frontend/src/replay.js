@@ -19,7 +19,7 @@ const BOOSTS = () => [
   { key: "amount_boost", chip: gettext("states an amount ×%s"),
     why: gettext("The question asks how much or how many, and this memory states an amount or a number: its activation was multiplied by %s before ranking.") },
   { key: "cause_boost", chip: gettext("told before, asked why ×%s"),
-    why: gettext("The question asks why, and the same speaker said this before a turn that matched it: the activation it got back along that link was multiplied by %s.") },
+    why: gettext("The question asks why, and the same speaker said this before a turn that matched it: the activation it got back along that link was multiplied by %s, up to just below that turn's own.") },
 ];
 const boostChips = (components) => BOOSTS().filter((b) => components[b.key]).map((b) =>
   h("span", { class: "chip", title: interpolate(b.why, [formatNumber(components[b.key], 1)]) },
