@@ -6,8 +6,8 @@ Passed activation = source activation × edge weight × confidence (1 once a hum
 A node passes activation only to nodes first reached at this hop, so cycles cannot inflate scores;
 several paths reaching a node in the same hop are summed (or max'ed), but never beyond decay × the
 strongest node that passed to it (nor one path beyond decay × its own sender), so what arrives by links
-stays below what led to it. Rejected edges carry nothing,
-and only memories allowed by the scope (status, sensitivity) take part.
+stays below what led to it. Rejected edges carry nothing, and only memories allowed by the scope (status,
+sensitivity) take part.
 
 Only the first `seed_count` seeds spread. The search matches after them (there are k in all) join the
 ranking on their own match, each keeping the stronger of its match and what reached it by links: without
