@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memory.engine.cues import CAUSE_QUESTION
 from memory.engine.ingest import InteractionInput, interactions_accept
 from memory.engine.recall import RecallQuery, memory_recall
 from memory.engine.recall.config import RecallConfig, config_for
@@ -420,6 +421,4 @@ def test_a_why_question_looks_back_to_what_the_speaker_told_before(project, agen
     ("Who came up with the band's new name?", False), ("When did Marcus quit?", False), ("Whyte Street", False),
 ])
 def test_the_cause_question_pattern(text, asks):
-    from memory.engine.cues import CAUSE_QUESTION
-
     assert bool(CAUSE_QUESTION.search(text)) is asks

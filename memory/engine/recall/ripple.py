@@ -40,6 +40,7 @@ from .seeds import RankedRow, Scope, Seed
 # the speaker's label included): a shorter one ("Thanks, I think.", "72？你现在多少") explains nothing.
 CAUSE_RELATIONS = frozenset({Relation.NEXT_BY_SPEAKER})
 CAUSE_MIN_WORDS = 6
+FAR_WORDS_SQL = "coalesce(array_length(string_to_array(m.search_text, ' '), 1), 0)"
 
 
 @dataclass
@@ -68,21 +69,22 @@ class Step(NamedTuple):
     far_ok: bool
     far_at: float
     far_importance: float
-    far_words: int  # words in the far end's search text
+    far_words: int  # words in the far end's search text (0 unless a "why" question asked for them)
 
     def far(self, frontier: dict[int, float]) -> int:
         return self.target_id if self.source_id in frontier else self.source_id
 
 
-def _edges_touching(frontier: set[int], scope: Scope) -> list[Step]:
-    """One statement per hop: the edges, with each one's far end (only that end's row is read)."""
+def _edges_touching(frontier: set[int], scope: Scope, count_words: bool = False) -> list[Step]:
+    """One statement per hop: the edges, with each one's far end (only that end's row is read). Its words are
+    counted only when a "why" question needs them: splitting every far end's text costs on every other recall."""
     ids = list(frontier)
     far_ok, far_params = scope.condition("m")
     session = "AND e.session_id = %s" if scope.session_id is not None else ""
     sql = (
         f"SELECT e.id, e.source_id, e.target_id, e.relation, e.weight, e.confidence, e.status, "
         f"({far_ok}), extract(epoch FROM m.occurred_at)::float8, m.importance, "
-        "coalesce(array_length(string_to_array(m.search_text, ' '), 1), 0) FROM memory_edge e "
+        f"{FAR_WORDS_SQL if count_words else '0'} FROM memory_edge e "
         "JOIN memory_memory m ON m.id = CASE WHEN e.source_id = ANY(%s) THEN e.target_id ELSE e.source_id END "
         f"WHERE (e.source_id = ANY(%s) OR e.target_id = ANY(%s)) AND e.project_id = %s {session} "
         f"AND e.status <> %s ORDER BY e.id"
@@ -111,7 +113,7 @@ def spread(seeds: list[Seed], config: RecallConfig, scope: Scope, columns: dict[
         if not frontier:
             break
         incoming: dict[int, list[Arrival]] = defaultdict(list)
-        steps = _edges_touching(set(frontier), scope)
+        steps = _edges_touching(set(frontier), scope, count_words=cause_boost > 1)
         fan_out: dict[int, int] = defaultdict(int)
         for step in steps:
             fan_out[step.source_id] += 1
