@@ -1,6 +1,7 @@
 // Labels a person can read at the zoom they are shown at (issue 15): every label is drawn at LABEL_PX on
-// screen whatever the zoom, and where two would overlap only the more important memory keeps its label
-// (the others come back as you zoom in; hovering a node shows its full text). Small graphs only: large
+// screen whatever the zoom, below its node, or above it where a more important label takes the room below;
+// where both are taken only the more important memory keeps its label (the others come back as you zoom in;
+// hovering a node shows its full text). Small graphs only: large
 // ones label just the nodes in view once zoomed in (GraphView.watchLabels).
 
 export const LABEL_PX = 11;
@@ -13,13 +14,15 @@ function overlaps(a, b) {
 
 const pinned = (node) => node.selected() || node.hasClass("match") || node.hasClass("focus");
 
-/** Size every label for the current zoom, then hide the ones a more important label overlaps. */
+/** Size every label for the current zoom, then place each below its node, or above it where a more
+ * important label already takes the room below, or hide it where both are taken. */
 export function fitLabels(cy) {
   const zoom = cy.zoom();
   const nodes = cy.nodes().filter((n) => !n.hasClass("hidden") && n.data("label"));
+  const margin = 3 / zoom;
   cy.batch(() => {
-    nodes.style({ "font-size": LABEL_PX / zoom, "text-max-width": MAX_WIDTH_PX / zoom, "text-margin-y": 3 / zoom,
-      "text-background-padding": 1 / zoom });
+    nodes.style({ "font-size": LABEL_PX / zoom, "text-max-width": MAX_WIDTH_PX / zoom, "text-margin-y": margin,
+      "text-valign": "bottom", "text-background-padding": 1 / zoom });
   });
   // Most important first, then the selected, matched and focused (a neighbourhood's centre) ones ahead of all:
   // they always keep theirs.
@@ -27,14 +30,31 @@ export function fitLabels(cy) {
     || (b.data("importance") - a.data("importance")) || (a.data("mid") - b.data("mid")));
   const kept = [];
   const hide = [];
+  const above = [];
+  const free = (box) => !kept.some((other) => overlaps(box, other));
   for (const node of ranked) {
     const box = node.boundingBox({ includeNodes: false, includeEdges: false, includeLabels: true });
-    const clash = box.w > 0 && kept.some((other) => overlaps(box, other));
-    if (clash && !pinned(node)) hide.push(node);
-    else kept.push(box);
+    if (box.w <= 0 || pinned(node) || free(box)) {
+      kept.push(box);
+      continue;
+    }
+    const flipped = aboveNode(node, box);
+    if (free(flipped)) {
+      kept.push(flipped);
+      above.push(node);
+    } else hide.push(node);
   }
   cy.batch(() => {
     nodes.removeClass("nolabel");
     for (const node of hide) node.addClass("nolabel");
+    for (const node of above) node.style({ "text-valign": "top", "text-margin-y": -margin });
   });
+}
+
+/** The label's box moved from below the node to above it, the same distance from its edge. */
+function aboveNode(node, box) {
+  const half = node.height() / 2;
+  const gap = box.y1 - (node.position("y") + half);
+  const y2 = node.position("y") - half - gap;
+  return { x1: box.x1, x2: box.x2, y1: y2 - box.h, y2, w: box.w, h: box.h };
 }
