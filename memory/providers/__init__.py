@@ -15,6 +15,7 @@ from .base import LLM, Embedder
 
 EMBEDDERS = {
     "minilm": "memory.providers.minilm.MiniLMEmbedder",
+    "e5": "memory.providers.e5.MultilingualE5Embedder",
     "openai": "memory.providers.openai.OpenAIEmbedder",
     "hashing": "memory.providers.hashing.HashingEmbedder",
 }
@@ -37,6 +38,8 @@ def get_embedder() -> Embedder:
     }
     if name == "minilm":
         kwargs.update(threads=memory_settings.EMBED_THREADS, precision=memory_settings.EMBED_PRECISION)
+    if name == "e5":
+        kwargs.update(threads=memory_settings.EMBED_THREADS)
     if name == "openai":
         kwargs.update(model=memory_settings.OPENAI_EMBEDDING_MODEL, timeout=memory_settings.LLM_TIMEOUT,
                       max_retries=memory_settings.LLM_MAX_RETRIES)
