@@ -197,7 +197,7 @@ def write_report(sections: dict, pg: str, pgvector: str, today: str) -> None:
     print(f"wrote {REPORT}")
 
 
-HEADINGS = {"embedding": "## MiniLM embedding", "ann": "## HNSW recall", "accept": "## Accept-and-persist",
+HEADINGS = {"embedding": "## Offline embedders", "ann": "## HNSW recall", "accept": "## Accept-and-persist",
             "recall": "## Recall latency", "ingest": "## Ingest throughput", "forget": "## Hard forget",
             "web": "## The session page", "mirror": "## Graph mirror"}
 
@@ -262,13 +262,12 @@ def _web(web: dict, note: str) -> list[str]:
 
 
 def _embedding(emb: dict, note: str) -> list[str]:
-    return [
-        f"## MiniLM embedding (all-MiniLM-L6-v2, CPU, sentence-transformers){note}",
-        "",
-        f"- batch of {emb['texts']} texts (batch size 64): **{emb['batch_texts_per_s']} texts/s**",
-        f"- one text at a time: p50 {emb['single_p50_ms']} ms, p95 {emb['single_p95_ms']} ms",
-        "",
-    ]
+    lines = [f"## Offline embedders (CPU, one process){note}", "",
+             "| embedder | model: run by | batch of texts (64 at a time) | one text p50 / p95 |", "|---|---|---|---|"]
+    for name, e in emb.items():
+        lines.append(f"| `{name}` | {e['space']}: {e['runs_on']} | **{e['batch_texts_per_s']} texts/s** "
+                     f"({e['texts']}) | {e['single_p50_ms']} / {e['single_p95_ms']} ms |")
+    return [*lines, ""]
 
 
 def _ann(ann: dict, note: str) -> list[str]:
