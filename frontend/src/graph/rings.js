@@ -6,7 +6,7 @@
 // more strongly), so most links run outwards or to a near neighbour instead of across the drawing.
 
 const SPACING = 66; // model units between memories on one sub-ring (the largest node is 42 wide)
-const BAND_GAP = 54; // between the sub-rings of one band
+const BAND_GAP = 60; // between the sub-rings of one band: staggered neighbours on two sub-rings stay about SPACING apart
 const RING_GAP = 200; // between one hop's ring (or band) and the next: an empty moat, so the rings read as rings
 const FIRST_RING = 150;
 const MAX_BAND = 3;
