@@ -422,3 +422,31 @@ def test_a_why_question_looks_back_to_what_the_speaker_told_before(project, agen
 ])
 def test_the_cause_question_pattern(text, asks):
     assert bool(CAUSE_QUESTION.search(text)) is asks
+
+
+def test_a_memory_that_asks_ranks_below_the_one_that_tells_and_still_leads_to_its_answer(project, agent_session):
+    """A question told in the history matches a question asked of it best ("定哪天了？" for "婚礼定在哪天？"),
+    yet holds no answer: its activation is multiplied by question_weight before ranking (the replay shows the
+    factor), while it still spreads in full, so the reply it got arrives by its link."""
+    asks, answer, other = _ingest(agent_session, [
+        "Hannah: Is Gary definitely coming to fix the fence on Tuesday?",
+        "Raj: Yes, first thing, with two new posts.",
+        "Hannah: Gary fixed my fence gate on Tuesday last year.",
+    ])
+    assert asks.dimensions["intent"] == "question" and other.dimensions["intent"] != "question"
+    lexical = {"use_vector": False, "use_dimensions": False, "seed_count": 1}
+
+    def recall(**params):
+        result = memory_recall(project=project, actor="t", query=RecallQuery(
+            "Is Gary coming to fix the fence on Tuesday?", k=3, preset="ripple", params={**lexical, **params}))
+        return [i.memory.pk for i in result.items], {i.memory.pk: i.components for i in result.items}
+
+    order, components = recall()
+    unweighted, plain = recall(question_weight=1)
+    assert unweighted[0] == asks.pk and "question_weight" not in plain[asks.pk]  # the best match, left alone
+    assert order.index(asks.pk) > order.index(other.pk)
+    assert components[asks.pk]["question_weight"] == 0.7 and "question_weight" not in components[other.pk]
+    assert answer.pk in order  # reached through the question's link to the next turn
+    assert config_for("vector", {}).question_weight == 1  # kNN only: the plain similarity order
+    with pytest.raises(ValidationFailed):
+        config_for("ripple", {"question_weight": 1.5})

@@ -11,8 +11,9 @@ const PAGE = 20;
 const PLAY_MS = 1200;
 const PRESETS = ["ripple", "hybrid", "vector"];
 // The question's shape multiplied the activation of the memories holding what it asks for (recall/shaped.py),
-// or, for "why", what reached the speaker's earlier turn (recall/ripple.py): each boost a ranking entry's
-// components may carry, with its chip and its sentence in the Why panel.
+// or, for "why", what reached the speaker's earlier turn (recall/ripple.py); a memory that is itself a question
+// was weighed down (recall/rank.py): each factor a ranking entry's components may carry, with its chip and its
+// sentence in the Why panel.
 const BOOSTS = () => [
   { key: "time_boost", chip: gettext("says when ×%s"),
     why: gettext("The question asks when, and this memory states a date or time: its activation was multiplied by %s before ranking.") },
@@ -20,6 +21,8 @@ const BOOSTS = () => [
     why: gettext("The question asks how much or how many, and this memory states an amount or a number: its activation was multiplied by %s before ranking.") },
   { key: "cause_boost", chip: gettext("told before, asked why ×%s"),
     why: gettext("The question asks why, and the same speaker said this before a turn that matched it: the activation it got back along that link was multiplied by %s, up to just below that turn's own.") },
+  { key: "question_weight", chip: gettext("asks, does not tell ×%s"),
+    why: gettext("This memory is itself a question and holds no answer: its activation was multiplied by %s before ranking. It still passed its whole activation on along its links, to the turn that answered it.") },
 ];
 const boostChips = (components) => BOOSTS().filter((b) => components[b.key]).map((b) =>
   h("span", { class: "chip", title: interpolate(b.why, [formatNumber(components[b.key], 1)]) },

@@ -154,17 +154,24 @@ SHAPED_QUESTIONS = [
      {"preset": "ripple", "k": 3, "params": {**LEXICAL, "seed_count": 1}}, ("told before, asked why ×3",
                                                                             "先前说过，问的是原因 ×3"),
      ("the same speaker said this before a turn that matched it", "回溯得到的激活值乘以 3"), "replay-why-question"),
+    ("Is Gary coming to fix the fence on Tuesday?",
+     ("Hannah: Is Gary definitely coming to fix the fence on Tuesday?",
+      "Raj: Yes, first thing, with two new posts.",
+      "Hannah: Gary fixed my fence gate on Tuesday last year."), [2, 0, 1], 0,
+     {"preset": "ripple", "k": 3, "params": {**LEXICAL, "seed_count": 1}}, ("asks, does not tell ×0.7",
+                                                                            "是提问，不含答案 ×0.7"),
+     ("This memory is itself a question and holds no answer", "这条记忆本身是一个提问"), "replay-asking-memory"),
 ]
 
 
 @pytest.mark.parametrize(("question", "turns", "expected", "raised", "asked", "chip", "why", "shot"),
-                         SHAPED_QUESTIONS, ids=["when", "how-much", "why"])
+                         SHAPED_QUESTIONS, ids=["when", "how-much", "why", "asking"])
 def test_a_shaped_question_shows_which_memories_rose_because_they_hold_its_answer(page, hall, question, turns,
                                                                                     expected, raised, asked,
                                                                                     chip, why, shot):
     """The replay says why a turn rose: the one holding the date (or the amount) above the better text match,
-    or the cause its speaker told before the turn a "why" question matched. A chip on its row and a sentence
-    under its score; the other turns have neither."""
+    or the cause its speaker told before the turn a "why" question matched; or why one sank: the best text
+    match is itself a question. A chip on its row and a sentence under its score; the other turns have neither."""
     session_id = new_session(hall, f"Replay: {shot}")
     memory_ids = [post_interaction(hall, session_id, text)["memory_ids"][0] for text in turns]
     answer = _recall(hall, {"query": question, "session_id": session_id, **asked})

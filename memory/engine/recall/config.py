@@ -25,6 +25,7 @@ RELATION_WEIGHTS: dict[str, float] = {
     Relation.SUPERSEDES: 0.5,
 }
 MAX_HOPS_LIMIT = 3
+QUESTION_WEIGHT = 0.7
 RECALLABLE_STATUSES = {MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED, MemoryStatus.SUPERSEDED}
 
 
@@ -59,6 +60,9 @@ class RecallConfig:
     # a "why …?" question: what a matched turn passes back to its speaker's earlier turn is multiplied by this
     # (ripple.py: the cause is often told just before)
     cause_question_boost: float = 3.0
+    # a memory that is itself a question ("定哪天了？", "Is Gary definitely coming on Tuesday?"): its activation is
+    # multiplied by this before ranking (rank.py). It still spreads in full: its answer is the next turn.
+    question_weight: float = 1.0
     statuses: tuple[str, ...] = (MemoryStatus.ACTIVE,)
     narrate: bool = False  # retell the context with the configured LLM (ignored without one)
 
@@ -70,8 +74,8 @@ PRESETS: dict[str, RecallConfig] = {
     "vector": RecallConfig(use_lexical=False, use_dimensions=False, max_hops=0, time_question_boost=1.0,
                            amount_question_boost=1.0, cause_question_boost=1.0,
                            weight_activation=1.0, weight_freshness=0.0, weight_importance=0.0),
-    "hybrid": RecallConfig(max_hops=0),
-    "ripple": RecallConfig(max_hops=2),
+    "hybrid": RecallConfig(max_hops=0, question_weight=QUESTION_WEIGHT),
+    "ripple": RecallConfig(max_hops=2, question_weight=QUESTION_WEIGHT),
 }
 RECALL_PRESETS = tuple(PRESETS)
 DEFAULT_PRESET = "ripple"
@@ -161,6 +165,7 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "time_question_boost": (1, 10, True),
     "amount_question_boost": (1, 10, True),
     "cause_question_boost": (1, 10, True),
+    "question_weight": (0, 1, True),
 }
 MAX_RELATION_WEIGHT = 10.0
 

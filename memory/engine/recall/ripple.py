@@ -34,7 +34,7 @@ from django.db import connection
 
 from ...models import EdgeStatus, Relation
 from .config import RecallConfig
-from .seeds import RankedRow, Scope, Seed
+from .seeds import ASKS_SQL, RankedRow, Scope, Seed
 
 # A "why" question looks back along these, to an earlier turn of at least this many words (its search text's,
 # the speaker's label included): a shorter one ("Thanks, I think.", "72？你现在多少") explains nothing.
@@ -57,7 +57,8 @@ class Arrival:
 class Step(NamedTuple):
     """An edge touching the frontier, and its far end (the target if the source is in the frontier,
     else the source): whether the scope lets it take part, and its ranking columns (epoch seconds of
-    occurred_at, importance). The near end is in the frontier, so it is in scope and known already."""
+    occurred_at, importance, whether it asks a question). The near end is in the frontier, so it is in
+    scope and known already."""
 
     edge_id: int
     source_id: int
@@ -69,6 +70,7 @@ class Step(NamedTuple):
     far_ok: bool
     far_at: float
     far_importance: float
+    far_asks: bool
     far_words: int  # words in the far end's search text (0 unless a "why" question asked for them)
 
     def far(self, frontier: dict[int, float]) -> int:
@@ -83,7 +85,7 @@ def _edges_touching(frontier: set[int], scope: Scope, count_words: bool = False)
     session = "AND e.session_id = %s" if scope.session_id is not None else ""
     sql = (
         f"SELECT e.id, e.source_id, e.target_id, e.relation, e.weight, e.confidence, e.status, "
-        f"({far_ok}), extract(epoch FROM m.occurred_at)::float8, m.importance, "
+        f"({far_ok}), extract(epoch FROM m.occurred_at)::float8, m.importance, {ASKS_SQL}, "
         f"{FAR_WORDS_SQL if count_words else '0'} FROM memory_edge e "
         "JOIN memory_memory m ON m.id = CASE WHEN e.source_id = ANY(%s) THEN e.target_id ELSE e.source_id END "
         f"WHERE (e.source_id = ANY(%s) OR e.target_id = ANY(%s)) AND e.project_id = %s {session} "
@@ -134,7 +136,7 @@ def spread(seeds: list[Seed], config: RecallConfig, scope: Scope, columns: dict[
             if passed >= config.min_activation:
                 incoming[there].append(Arrival(there, hop, passed, here, step.edge_id, step.relation, boost))
                 if there not in columns:
-                    columns[there] = RankedRow(there, step.far_at, step.far_importance)
+                    columns[there] = RankedRow(there, step.far_at, step.far_importance, step.far_asks)
         senders = frontier
         frontier = {}
         for memory_id, arrivals in incoming.items():
