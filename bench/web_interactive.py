@@ -117,8 +117,9 @@ def synthetic_recall(project, session, rng: random.Random, touched: int = 500) -
 
     config = config_for("ripple", {"max_hops": 3, "min_activation": 0.0005})
     scope = Scope(project, session.pk, config.statuses, True)
-    rows = list(Memory.objects.filter(session=session).values_list("id", "occurred_at", "importance"))
-    by_id = {pk: RankedRow(pk, at.timestamp(), importance) for pk, at, importance in rows}
+    rows = Memory.objects.filter(session=session).values_list("id", "occurred_at", "importance", "asks", "search_words",
+                                                              "kind")
+    by_id = {pk: RankedRow(pk, at.timestamp(), *ranking) for pk, at, *ranking in rows}
     for count in range(2, 40):
         picked = rng.sample(sorted(by_id), count)
         seeds = [Seed(pk, round(1.0 - 0.04 * i, 6), {"lexical": i + 1}) for i, pk in enumerate(picked)]
@@ -130,7 +131,7 @@ def synthetic_recall(project, session, rng: random.Random, touched: int = 500) -
     memories = _load_with_provenance([r.memory_id for r in ranked])
     edges = subgraph_edges(list(memories))
     lines = told_lines(dependency_order(list(memories.values()), edges), edges)
-    items = _items(ranked, memories, seeds, arrivals)
+    items = _items(ranked, memories, seeds, arrivals, activation)
     query = RecallQuery("benchmark replay", k=20, session=session, include_sensitive=True)
     with transaction.atomic():
         trace = _trace_store(project, query, config, seeds, arrivals, items, lines, {}, "bench")

@@ -450,3 +450,61 @@ def test_a_memory_that_asks_ranks_below_the_one_that_tells_and_still_leads_to_it
     assert config_for("vector", {}).question_weight == 1  # kNN only: the plain similarity order
     with pytest.raises(ValidationFailed):
         config_for("ripple", {"question_weight": 1.5})
+
+
+def test_a_memory_of_a_word_or_two_ranks_below_one_that_tells_more(project, agent_session):
+    """"Raj: Fence, Tuesday." matches "fence" and "Tuesday" as well as the turn that says what happens then,
+    and tells nothing more: under short_memory_words search terms (the database keeps the count, the speaker's
+    label not counted) it ranks at short_memory_weight of its activation, and the replay shows the factor;
+    "I am allergic to peanuts, so no satay please" (three terms) is no such memory."""
+    short, told, allergy = _ingest(agent_session, [
+        "Raj: Fence, Tuesday.",
+        "Raj: The fence goes up on Tuesday, Gary brings two new posts and the concrete.",
+        "I am allergic to peanuts, so no satay please",
+    ])
+    assert (short.search_words, told.search_words) == (2, len(told.search_text.split()) - 1)
+    assert allergy.search_words == len(allergy.search_text.split()) == 3
+    lexical = {"use_vector": False, "use_dimensions": False}
+
+    def recall(**params):
+        result = memory_recall(project=project, actor="t", query=RecallQuery(
+            "fence on Tuesday", k=2, preset="hybrid", params={**lexical, **params}))
+        return [i.memory.pk for i in result.items], {i.memory.pk: i.components for i in result.items}
+
+    order, components = recall()
+    plain_order, plain = recall(short_memory_weight=1)
+    assert order == [told.pk, short.pk]
+    assert components[short.pk]["short_memory_weight"] == 0.7 and "short_memory_weight" not in plain[short.pk]
+    assert components[short.pk]["activation"] == pytest.approx(0.7 * plain[short.pk]["activation"], abs=1e-5)
+    assert "short_memory_weight" not in components[told.pk]
+    assert recall(short_memory_words=0)[1][short.pk].get("short_memory_weight") is None  # 0 turns it off
+
+
+def test_a_tool_call_ranks_below_its_result_by_the_kind_weights(project, agent_session):
+    """A tool call names what the question names (the branch, the job); its result tells what happened. The
+    presets weigh an `action` memory by kind_weights (0.5), a request may change or add weights by kind, and an
+    unknown kind or a weight out of range is a clear error."""
+    start = timezone.now() - timedelta(hours=1)
+    interactions_accept(session=agent_session, actor="test", items=[
+        InteractionInput("tool_call", 'ci_logs(branch="py312-upgrade", job="test")', occurred_at=start),
+        InteractionInput("tool_result", "Job failed on image python:3.9-slim: requires a Python >= 3.12.",
+                         occurred_at=start + timedelta(seconds=5)),
+    ])
+    call, result = Memory.objects.filter(session=agent_session).order_by("occurred_at")
+    assert call.kind == "action" and result.kind != "action"
+    lexical = {"use_vector": False, "use_dimensions": False}
+
+    def recall(**params):
+        answer = memory_recall(project=project, actor="t", query=RecallQuery(
+            "the logs of branch py312-upgrade", k=2, preset="ripple", params={**lexical, **params}))
+        return [i.memory.pk for i in answer.items], {i.memory.pk: i.components for i in answer.items}
+
+    order, components = recall()
+    plain_order, plain = recall(kind_weights={"action": 1})
+    assert plain_order == [call.pk, result.pk] and order == [result.pk, call.pk]  # the result came by its link
+    assert components[call.pk]["kind_weight"] == 0.5 and "kind_weight" not in plain[call.pk]
+    assert "kind_weight" not in components[result.pk]
+    assert recall(kind_weights={result.kind: 0.1})[0] == [call.pk, result.pk]  # added to the preset's weights
+    for bad in ({"kind_weights": {"toolcall": 0.5}}, {"kind_weights": {"action": 11}}, {"kind_weights": [0.5]}):
+        with pytest.raises(ValidationFailed):
+            config_for("ripple", bad)

@@ -11,9 +11,9 @@ const PAGE = 20;
 const PLAY_MS = 1200;
 const PRESETS = ["ripple", "hybrid", "vector"];
 // The question's shape multiplied the activation of the memories holding what it asks for (recall/shaped.py),
-// or, for "why", what reached the speaker's earlier turn (recall/ripple.py); a memory that is itself a question
-// was weighed down (recall/rank.py): each factor a ranking entry's components may carry, with its chip and its
-// sentence in the Why panel.
+// or, for "why", what reached the speaker's earlier turn (recall/ripple.py); a memory that is itself a question,
+// holds a word or two, or is of a kind the recall weighs (a tool call) was weighed down (recall/rank.py): each
+// factor a ranking entry's components may carry, with its chip and its sentence in the Why panel.
 const BOOSTS = () => [
   { key: "time_boost", chip: gettext("says when ×%s"),
     why: gettext("The question asks when, and this memory states a date or time: its activation was multiplied by %s before ranking.") },
@@ -23,6 +23,10 @@ const BOOSTS = () => [
     why: gettext("The question asks why, and the same speaker said this before a turn that matched it: the activation it got back along that link was multiplied by %s, up to just below that turn's own.") },
   { key: "question_weight", chip: gettext("asks, does not tell ×%s"),
     why: gettext("This memory is itself a question and holds no answer: its activation was multiplied by %s before ranking. It still passed its whole activation on along its links, to the turn that answered it.") },
+  { key: "short_memory_weight", chip: gettext("a word or two ×%s"),
+    why: gettext("This memory holds only a word or two: it matches a question on a word and tells little, so its activation was multiplied by %s before ranking.") },
+  { key: "kind_weight", chip: gettext("by its kind ×%s"),
+    why: gettext("The recall weighs memories of this kind by %s before ranking (kind_weights): a tool call names what the question names, while its result, linked to it, tells what happened.") },
 ];
 const boostChips = (components) => BOOSTS().filter((b) => components[b.key]).map((b) =>
   h("span", { class: "chip", title: interpolate(b.why, [formatNumber(components[b.key], 1)]) },

@@ -5,10 +5,14 @@ from __future__ import annotations
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Case, F, Func, Q, Value, When
+from django.db.models.functions import Coalesce, Greatest
 
 from .project import Project
 from .session import AgentSession, Interaction
+
+# A transcript turn's speaker label ("Maria: …", "小敏：…"), as cues.SPEAKER_LABEL reads it.
+SPEAKER_LABEL_SQL = r"^\s*[^\s:：]{1,40}\s*[:：]"
 
 
 class MemoryKind(models.TextChoices):
@@ -41,8 +45,24 @@ class Memory(models.Model):
     search_vector = models.GeneratedField(
         expression=SearchVector("search_text", config="simple"), output_field=SearchVectorField(), db_persist=True
     )
+    # How many search terms what it says holds (a transcript's "Tom:" label not counted), kept by the database:
+    # ranking weighs a memory of a word or two ("Tom: Still. Brutal.") down, and a "why" question looks back
+    # only to a turn long enough to tell a cause (recall/).
+    search_words = models.GeneratedField(
+        expression=Greatest(
+            Coalesce(Func(Func(F("search_text"), Value(" "), function="string_to_array"), Value(1),
+                          function="array_length"), Value(0))
+            - Case(When(content__regex=SPEAKER_LABEL_SQL, then=Value(1)), default=Value(0)),
+            Value(0)),
+        output_field=models.IntegerField(), db_persist=True,
+    )
     kind = models.CharField(max_length=16, choices=MemoryKind.choices, default=MemoryKind.FACT)
     dimensions = models.JSONField(default=dict, blank=True)
+    # The memory is itself a question (its dimensions' intent): ranking weighs it down (recall/rank.py).
+    asks = models.GeneratedField(
+        expression=Coalesce(Q(dimensions__intent="question"), Value(False)),
+        output_field=models.BooleanField(), db_persist=True,
+    )
     importance = models.FloatField(default=3.0)
     relevance = models.FloatField(default=3.0)
     novelty = models.FloatField(default=3.0)

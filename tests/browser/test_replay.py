@@ -161,19 +161,31 @@ SHAPED_QUESTIONS = [
      {"preset": "ripple", "k": 3, "params": {**LEXICAL, "seed_count": 1}}, ("asks, does not tell ×0.7",
                                                                             "是提问，不含答案 ×0.7"),
      ("This memory is itself a question and holds no answer", "这条记忆本身是一个提问"), "replay-asking-memory"),
+    ("fence on Tuesday",
+     ("Raj: Fence, Tuesday.", "Raj: The fence goes up on Tuesday, Gary brings two new posts and the concrete."),
+     [1, 0], 0, {"preset": "hybrid", "k": 2, "params": LEXICAL}, ("a word or two ×0.7", "只有一两个词 ×0.7"),
+     ("This memory holds only a word or two", "这条记忆只有一两个词"), "replay-short-memory"),
+    ("the logs of branch py312-upgrade",
+     (('ci_logs(branch="py312-upgrade", job="test")', "tool_call"),
+      ("Job failed on image python:3.9-slim: requires a Python >= 3.12.", "tool_result")),
+     [1, 0], 0, {"preset": "ripple", "k": 2, "params": LEXICAL}, ("by its kind ×0.5", "按类型 ×0.5"),
+     ("weighs memories of this kind by 0.5", "把这一类型的记忆乘以 0.5"), "replay-tool-call"),
 ]
 
 
 @pytest.mark.parametrize(("question", "turns", "expected", "raised", "asked", "chip", "why", "shot"),
-                         SHAPED_QUESTIONS, ids=["when", "how-much", "why", "asking"])
+                         SHAPED_QUESTIONS, ids=["when", "how-much", "why", "asking", "short", "tool-call"])
 def test_a_shaped_question_shows_which_memories_rose_because_they_hold_its_answer(page, hall, question, turns,
                                                                                     expected, raised, asked,
                                                                                     chip, why, shot):
     """The replay says why a turn rose: the one holding the date (or the amount) above the better text match,
     or the cause its speaker told before the turn a "why" question matched; or why one sank: the best text
-    match is itself a question. A chip on its row and a sentence under its score; the other turns have neither."""
+    match is itself a question, a word or two, or a tool call. A chip on its row and a sentence under its score;
+    the other turns have neither."""
     session_id = new_session(hall, f"Replay: {shot}")
-    memory_ids = [post_interaction(hall, session_id, text)["memory_ids"][0] for text in turns]
+    # a turn is its text (said by the user), or (text, interaction kind)
+    memory_ids = [post_interaction(hall, session_id, *(turn if isinstance(turn, tuple) else (turn,)))["memory_ids"][0]
+                  for turn in turns]
     answer = _recall(hall, {"query": question, "session_id": session_id, **asked})
     trace = api_get(hall, f"recalls/{answer['recall_id']}/")
     assert [e["memory_id"] for e in trace["ranking"]] == [memory_ids[i] for i in expected]

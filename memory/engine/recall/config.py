@@ -8,7 +8,7 @@ from typing import Any
 
 from ...conf import memory_settings
 from ...errors import ValidationFailed
-from ...models import MemoryStatus, Relation
+from ...models import MemoryKind, MemoryStatus, Relation
 
 RELATION_WEIGHTS: dict[str, float] = {
     Relation.CAUSAL: 1.2,
@@ -26,6 +26,8 @@ RELATION_WEIGHTS: dict[str, float] = {
 }
 MAX_HOPS_LIMIT = 3
 QUESTION_WEIGHT = 0.7
+SHORT_MEMORY_WEIGHT = 0.7
+KIND_WEIGHTS: dict[str, float] = {MemoryKind.ACTION: 0.5}
 RECALLABLE_STATUSES = {MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED, MemoryStatus.SUPERSEDED}
 
 
@@ -63,6 +65,14 @@ class RecallConfig:
     # a memory that is itself a question ("定哪天了？", "Is Gary definitely coming on Tuesday?"): its activation is
     # multiplied by this before ranking (rank.py). It still spreads in full: its answer is the next turn.
     question_weight: float = 1.0
+    # a memory saying fewer search terms than short_memory_words ("Tom: Still. Brutal.", "小敏：对哦，赶紧改"; a
+    # speaker's label not counted) matches a word of the question and tells little: its activation is multiplied
+    # by short_memory_weight (rank.py). "I am allergic to peanuts, so no satay please" has three.
+    short_memory_words: int = 3
+    short_memory_weight: float = 1.0
+    # a memory's activation multiplied by its kind's weight here (rank.py); a kind not named keeps 1. A tool call
+    # ("ci_run(branch=…)") names what a question names, while its result, linked to it, tells what happened.
+    kind_weights: dict[str, float] = field(default_factory=dict)
     statuses: tuple[str, ...] = (MemoryStatus.ACTIVE,)
     narrate: bool = False  # retell the context with the configured LLM (ignored without one)
 
@@ -74,8 +84,10 @@ PRESETS: dict[str, RecallConfig] = {
     "vector": RecallConfig(use_lexical=False, use_dimensions=False, max_hops=0, time_question_boost=1.0,
                            amount_question_boost=1.0, cause_question_boost=1.0,
                            weight_activation=1.0, weight_freshness=0.0, weight_importance=0.0),
-    "hybrid": RecallConfig(max_hops=0, question_weight=QUESTION_WEIGHT),
-    "ripple": RecallConfig(max_hops=2, question_weight=QUESTION_WEIGHT),
+    "hybrid": RecallConfig(max_hops=0, question_weight=QUESTION_WEIGHT, short_memory_weight=SHORT_MEMORY_WEIGHT,
+                           kind_weights=dict(KIND_WEIGHTS)),
+    "ripple": RecallConfig(max_hops=2, question_weight=QUESTION_WEIGHT, short_memory_weight=SHORT_MEMORY_WEIGHT,
+                           kind_weights=dict(KIND_WEIGHTS)),
 }
 RECALL_PRESETS = tuple(PRESETS)
 DEFAULT_PRESET = "ripple"
@@ -112,6 +124,13 @@ def config_for(preset: str, overrides: dict[str, Any] | None = None) -> RecallCo
                 f"unknown relation(s) in relation_weights: {', '.join(unknown_relations)}",
                 {"relation_weights": [f"use the relations {', '.join(sorted(RELATION_WEIGHTS))}"]})
         overrides["relation_weights"] = {**RELATION_WEIGHTS, **overrides["relation_weights"]}
+    if "kind_weights" in overrides:
+        unknown_kinds = sorted(set(overrides["kind_weights"]) - set(MemoryKind.values))
+        if unknown_kinds:
+            raise ValidationFailed(
+                f"unknown kind(s) in kind_weights: {', '.join(unknown_kinds)}",
+                {"kind_weights": [f"use the kinds {', '.join(sorted(MemoryKind.values))}"]})
+        overrides["kind_weights"] = {**PRESETS[preset].kind_weights, **overrides["kind_weights"]}
     if "statuses" in overrides:
         overrides["statuses"] = tuple(overrides["statuses"])
     config = replace(PRESETS[preset], **overrides)
@@ -166,6 +185,8 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "amount_question_boost": (1, 10, True),
     "cause_question_boost": (1, 10, True),
     "question_weight": (0, 1, True),
+    "short_memory_words": (0, 1000, True),
+    "short_memory_weight": (0, 1, True),
 }
 MAX_RELATION_WEIGHT = 10.0
 
@@ -184,9 +205,9 @@ def _range_problems(config: RecallConfig) -> dict[str, list[str]]:
         inside = _finite(value) and (low <= value if low_allowed else low < value) and value <= high
         if not inside:
             problems[name] = [f"must be {'at least' if low_allowed else 'more than'} {low} and at most {high}"]
-    weights = config.relation_weights.values()
-    if not all(_finite(w) and 0 <= w <= MAX_RELATION_WEIGHT for w in weights):
-        problems["relation_weights"] = [f"each weight must be from 0 to {MAX_RELATION_WEIGHT}"]
+    for name in ("relation_weights", "kind_weights"):
+        if not all(_finite(w) and 0 <= w <= MAX_RELATION_WEIGHT for w in getattr(config, name).values()):
+            problems[name] = [f"each weight must be from 0 to {MAX_RELATION_WEIGHT}"]
     if not problems and not config.weight_activation + config.weight_freshness + config.weight_importance > 0:
         problems["weight_activation"] = ["the three ranking weights must not all be 0"]
     return problems

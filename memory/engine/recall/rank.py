@@ -1,10 +1,15 @@
 """Final ranking (SPEC §4.3): normalised activation, freshness and importance, components kept.
 
-A memory that is itself a question ranks at `question_weight` of its activation: "Is Gary definitely coming
-on Tuesday?" shares most words with "Is Gary coming on Tuesday?" and holds no answer. Measured in `make eval`
-(docs/eval.md) at 0.7 in `hybrid` and `ripple`: `ripple` R@5 0.567 → 0.584, chain 0.416 → 0.427, superseded
-0.457 → 0.514 (the old date asked about again, "婚纱照还是28号吧？", had ranked above the new one); no type lost.
-It spread in full before ranking, so the reply it got still arrives by its link."""
+A memory's kind weighs its activation by the config's `kind_weights`: a tool call ("ci_run(branch=…)")
+names what the question names, while its result, linked to it by a causal edge, tells what happened.
+
+Two kinds of memory match a question better than they answer it, and rank at a share of their activation:
+one that is itself a question (`question_weight`): "Is Gary definitely coming on Tuesday?" shares most words
+with "Is Gary coming on Tuesday?" and holds no answer; and one of a word or two (`short_memory_weight`, fewer
+than `short_memory_words` search terms, a speaker's label not counted): "Tom: Still. Brutal." matches on one
+word and tells little.
+Both spread in full before ranking, so the reply a question got still arrives by its link. Measured in
+`make eval` (docs/eval.md), at 0.7 each in `hybrid` and `ripple`: see the notes there."""
 
 from __future__ import annotations
 
@@ -44,20 +49,35 @@ def rank(columns: dict[int, RankedRow], activation: dict[int, float], config: Re
     top = max(activation.values(), default=0.0) or 1.0
     now_s, half_life = now.timestamp(), config.freshness_half_life_days
     w_act, w_fresh, w_imp = config.weight_activation, config.weight_freshness, config.weight_importance
-    question_weight = config.question_weight
+    asking, short, short_words = config.question_weight, config.short_memory_weight, config.short_memory_words
+    kinds = config.kind_weights
     scored = []
     for memory_id, value in activation.items():
         row = columns[memory_id]
         if row.asks:
-            value *= question_weight
+            value *= asking
+        if row.words < short_words:
+            value *= short
+        if row.kind in kinds:
+            value *= kinds[row.kind]
         parts = (round(value / top, 6), round(freshness(row.occurred_at, now, half_life, now_s=now_s), 6),
                  round(min(max(row.importance, 0.0), 5.0) / 5.0, 6))
         score = round(w_act * parts[0] + w_fresh * parts[1] + w_imp * parts[2], 6)
         scored.append((-score, -parts[0], memory_id, parts))
     ranked = [Ranked(memory_id, -negative, dict(zip(COMPONENTS, parts, strict=True)))
               for negative, _, memory_id, parts in heapq.nsmallest(k, scored)]
-    if question_weight != 1:
-        for entry in ranked:
-            if columns[entry.memory_id].asks:
-                entry.components["question_weight"] = question_weight  # the replay says why it sank
+    for entry in ranked:
+        entry.components.update(_weights(columns[entry.memory_id], config))  # the replay says why it sank
     return ranked
+
+
+def _weights(row: RankedRow, config: RecallConfig) -> dict[str, float]:
+    """The factors weighing this memory's activation down, by name (none for most)."""
+    weights = {}
+    if row.asks and config.question_weight != 1:
+        weights["question_weight"] = config.question_weight
+    if row.words < config.short_memory_words and config.short_memory_weight != 1:
+        weights["short_memory_weight"] = config.short_memory_weight
+    if config.kind_weights.get(row.kind, 1) != 1:
+        weights["kind_weight"] = config.kind_weights[row.kind]
+    return weights

@@ -34,13 +34,13 @@ from django.db import connection
 
 from ...models import EdgeStatus, Relation
 from .config import RecallConfig
-from .seeds import ASKS_SQL, RankedRow, Scope, Seed
+from .seeds import RankedRow, Scope, Seed
 
-# A "why" question looks back along these, to an earlier turn of at least this many words (its search text's,
-# the speaker's label included): a shorter one ("Thanks, I think.", "72？你现在多少") explains nothing.
+# A "why" question looks back along these, to an earlier turn of at least this many words (its search terms,
+# the speaker's label not counted: Memory.search_words): a shorter one ("Thanks, I think.", "72？你现在多少")
+# explains nothing.
 CAUSE_RELATIONS = frozenset({Relation.NEXT_BY_SPEAKER})
-CAUSE_MIN_WORDS = 6
-FAR_WORDS_SQL = "coalesce(array_length(string_to_array(m.search_text, ' '), 1), 0)"
+CAUSE_MIN_WORDS = 5
 
 
 @dataclass
@@ -57,8 +57,8 @@ class Arrival:
 class Step(NamedTuple):
     """An edge touching the frontier, and its far end (the target if the source is in the frontier,
     else the source): whether the scope lets it take part, and its ranking columns (epoch seconds of
-    occurred_at, importance, whether it asks a question). The near end is in the frontier, so it is in
-    scope and known already."""
+    occurred_at, importance, whether it asks a question, its search terms' count, its kind). The near end is in the
+    frontier, so it is in scope and known already."""
 
     edge_id: int
     source_id: int
@@ -71,22 +71,22 @@ class Step(NamedTuple):
     far_at: float
     far_importance: float
     far_asks: bool
-    far_words: int  # words in the far end's search text (0 unless a "why" question asked for them)
+    far_words: int
+    far_kind: str
 
     def far(self, frontier: dict[int, float]) -> int:
         return self.target_id if self.source_id in frontier else self.source_id
 
 
-def _edges_touching(frontier: set[int], scope: Scope, count_words: bool = False) -> list[Step]:
-    """One statement per hop: the edges, with each one's far end (only that end's row is read). Its words are
-    counted only when a "why" question needs them: splitting every far end's text costs on every other recall."""
+def _edges_touching(frontier: set[int], scope: Scope) -> list[Step]:
+    """One statement per hop: the edges, with each one's far end (only that end's row is read)."""
     ids = list(frontier)
     far_ok, far_params = scope.condition("m")
     session = "AND e.session_id = %s" if scope.session_id is not None else ""
     sql = (
         f"SELECT e.id, e.source_id, e.target_id, e.relation, e.weight, e.confidence, e.status, "
-        f"({far_ok}), extract(epoch FROM m.occurred_at)::float8, m.importance, {ASKS_SQL}, "
-        f"{FAR_WORDS_SQL if count_words else '0'} FROM memory_edge e "
+        f"({far_ok}), extract(epoch FROM m.occurred_at)::float8, m.importance, m.asks, m.search_words, m.kind "
+        "FROM memory_edge e "
         "JOIN memory_memory m ON m.id = CASE WHEN e.source_id = ANY(%s) THEN e.target_id ELSE e.source_id END "
         f"WHERE (e.source_id = ANY(%s) OR e.target_id = ANY(%s)) AND e.project_id = %s {session} "
         f"AND e.status <> %s ORDER BY e.id"
@@ -115,7 +115,7 @@ def spread(seeds: list[Seed], config: RecallConfig, scope: Scope, columns: dict[
         if not frontier:
             break
         incoming: dict[int, list[Arrival]] = defaultdict(list)
-        steps = _edges_touching(set(frontier), scope, count_words=cause_boost > 1)
+        steps = _edges_touching(set(frontier), scope)
         fan_out: dict[int, int] = defaultdict(int)
         for step in steps:
             fan_out[step.source_id] += 1
@@ -136,7 +136,8 @@ def spread(seeds: list[Seed], config: RecallConfig, scope: Scope, columns: dict[
             if passed >= config.min_activation:
                 incoming[there].append(Arrival(there, hop, passed, here, step.edge_id, step.relation, boost))
                 if there not in columns:
-                    columns[there] = RankedRow(there, step.far_at, step.far_importance, step.far_asks)
+                    columns[there] = RankedRow(there, step.far_at, step.far_importance, step.far_asks,
+                                               step.far_words, step.far_kind)
         senders = frontier
         frontier = {}
         for memory_id, arrivals in incoming.items():

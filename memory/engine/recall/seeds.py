@@ -2,7 +2,8 @@
 
 Each source is an SQL fragment returning (memory id, rank); `rankings()` runs all of them as one
 statement, so a recall pays one round trip for its seeds rather than one per source, and gets the
-columns ranking needs (occurred_at, importance, whether the memory asks a question) with them.
+columns ranking needs (occurred_at, importance, whether the memory asks a question, its search terms'
+count, its kind) with them.
 """
 
 from __future__ import annotations
@@ -59,8 +60,14 @@ class Seed:
 
 
 # What ranking needs of each seed (RankedRow), selected by every fragment from its memory row `m`.
-ASKS_SQL = "coalesce(m.dimensions ->> 'intent' = 'question', false)"  # the memory is a question (extraction)
-RANKING_COLUMNS = f"extract(epoch FROM m.occurred_at)::float8 AS at, m.importance, {ASKS_SQL} AS asks"
+RANKING_COLUMNS = ("extract(epoch FROM m.occurred_at)::float8 AS at, m.importance, m.asks, m.search_words AS words, "
+                   "m.kind")
+RANKED_NAMES = ("at", "importance", "asks", "words", "kind")  # their names, in RankedRow's order
+
+
+def ranked_names(alias: str) -> str:
+    """The ranking columns of a subquery or CTE `alias`."""
+    return ", ".join(f"{alias}.{name}" for name in RANKED_NAMES)
 
 
 @dataclass(frozen=True)
@@ -83,6 +90,8 @@ class RankedRow:
     occurred_at: float  # epoch seconds
     importance: float
     asks: bool = False  # the memory is a question (rank.py weighs it by question_weight)
+    words: int = 0  # its search terms (rank.py weighs a memory of fewer than short_memory_words down)
+    kind: str = ""  # its kind (rank.py weighs it by the config's kind_weights)
 
 
 def vector_fragment(scope: Scope, space: EmbeddingSpace, vector: Vector, limit: int, *,
@@ -91,7 +100,7 @@ def vector_fragment(scope: Scope, space: EmbeddingSpace, vector: Vector, limit: 
                                    session_id=scope.session_id, statuses=scope.statuses,
                                    exclude_sensitive=not scope.include_sensitive, exact=exact,
                                    memory_columns=RANKING_COLUMNS)
-    return Fragment("vector", f"SELECT memory_id AS id, at, importance, asks FROM ({sql}) v", params, limit)
+    return Fragment("vector", f"SELECT memory_id AS id, {ranked_names('v')} FROM ({sql}) v", params, limit)
 
 
 def lexical_terms(text: str, scope_size: int | None = None) -> list[str]:
@@ -130,7 +139,7 @@ def lexical_idf_sql(term_count: int, where: str) -> str:
         f"hits AS MATERIALIZED (SELECT m.id, {RANKING_COLUMNS}, ts_rank(m.search_vector, query.q) AS tr, {holds} "
         f"FROM memory_memory m, query WHERE m.search_vector @@ query.q AND {where}), "
         f"idf AS (SELECT %s::float8 AS n, {counts} FROM hits) "
-        f"SELECT hits.id, hits.at, hits.importance, hits.asks FROM hits, idf "
+        f"SELECT hits.id, {ranked_names('hits')} FROM hits, idf "
         f"ORDER BY {score} DESC, hits.tr DESC, hits.importance DESC, hits.id LIMIT %s"
     )
 
@@ -197,17 +206,16 @@ def rankings(fragments: list[Fragment | None]) -> tuple[dict[str, list[int]], di
         return order, {}
     parts, params = [], []
     for fragment in fragments:
-        parts.append(f"SELECT %s AS source, s.id, row_number() OVER () AS r, s.at, s.importance, s.asks "
+        parts.append(f"SELECT %s AS source, s.id, row_number() OVER () AS r, {ranked_names('s')} "
                      f"FROM ({fragment.sql}) s")
         params += [fragment.source, *fragment.params]
-    sql = (f"SELECT u.source, u.id, u.r, u.at, u.importance, u.asks FROM ({' UNION ALL '.join(parts)}) u "
-           "ORDER BY u.source, u.r")
+    sql = f"SELECT u.source, u.id, u.r, {ranked_names('u')} FROM ({' UNION ALL '.join(parts)}) u ORDER BY u.source, u.r"
     vector_limit = max((f.limit for f in fragments if f.source == "vector"), default=0)
     rows = _fetch(sql, params, candidates=hnsw_candidates(vector_limit) if vector_limit else 0)
     columns: dict[int, RankedRow] = {}
-    for source, memory_id, _, occurred_at, importance, asks in rows:
+    for source, memory_id, _, *ranking in rows:
         order[source].append(memory_id)
-        columns[memory_id] = RankedRow(memory_id, occurred_at, importance, asks)
+        columns[memory_id] = RankedRow(memory_id, *ranking)
     return order, columns
 
 
