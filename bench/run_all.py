@@ -187,6 +187,7 @@ def write_report(sections: dict, pg: str, pgvector: str, today: str) -> None:
     for name in ("embedding", "ann", "accept", "recall", "ingest", "forget", "web", "mirror"):
         if name in sections:
             lines += writers[name](sections[name]["data"], _note(sections[name], today))
+            lines += hand_written(kept.get(name, []))
         elif name in kept:
             heading, *rest = kept[name]
             lines += [heading if "kept from" in heading else f"{heading} (kept from an earlier report)", *rest]
@@ -200,6 +201,27 @@ def write_report(sections: dict, pg: str, pgvector: str, today: str) -> None:
 HEADINGS = {"embedding": "## Offline embedders", "ann": "## HNSW recall", "accept": "## Accept-and-persist",
             "recall": "## Recall latency", "ingest": "## Ingest throughput", "forget": "## Hard forget",
             "web": "## The session page", "mirror": "## Graph mirror"}
+
+
+# A section's text between these lines is written by hand (an A/B measurement of two commits, say): it is
+# kept, at the end of the section, when the section is written anew from its stored numbers.
+NOTES_START = "<!-- by hand: bench/run_all.py keeps what follows when it rewrites this section -->"
+NOTES_END = "<!-- end of what was written by hand -->"
+
+
+def hand_written(section: list[str]) -> list[str]:
+    """The section's hand-written blocks, markers included, each followed by a blank line."""
+    kept: list[str] = []
+    inside = False
+    for line in section:
+        if line.strip() == NOTES_START:
+            inside = True
+        if inside:
+            kept.append(line)
+        if inside and line.strip() == NOTES_END:
+            inside = False
+            kept.append("")
+    return kept
 
 
 def _report_sections(text: str) -> dict[str, list[str]]:
