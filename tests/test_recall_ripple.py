@@ -424,6 +424,13 @@ def test_the_cause_question_pattern(text, asks):
     assert bool(CAUSE_QUESTION.search(text)) is asks
 
 
+def _ranked(project, text: str, preset: str, k: int, **params) -> tuple[list[int], dict[int, dict[str, float]]]:
+    """A full-text-only recall: the memories in rank order, and each one's ranking components."""
+    result = memory_recall(project=project, actor="t", query=RecallQuery(
+        text, k=k, preset=preset, params={"use_vector": False, "use_dimensions": False, **params}))
+    return [i.memory.pk for i in result.items], {i.memory.pk: i.components for i in result.items}
+
+
 def test_a_memory_that_asks_ranks_below_the_one_that_tells_and_still_leads_to_its_answer(project, agent_session):
     """A question told in the history matches a question asked of it best ("定哪天了？" for "婚礼定在哪天？"),
     yet holds no answer: its activation is multiplied by question_weight before ranking (the replay shows the
@@ -434,12 +441,9 @@ def test_a_memory_that_asks_ranks_below_the_one_that_tells_and_still_leads_to_it
         "Hannah: Gary fixed my fence gate on Tuesday last year.",
     ])
     assert asks.dimensions["intent"] == "question" and other.dimensions["intent"] != "question"
-    lexical = {"use_vector": False, "use_dimensions": False, "seed_count": 1}
 
     def recall(**params):
-        result = memory_recall(project=project, actor="t", query=RecallQuery(
-            "Is Gary coming to fix the fence on Tuesday?", k=3, preset="ripple", params={**lexical, **params}))
-        return [i.memory.pk for i in result.items], {i.memory.pk: i.components for i in result.items}
+        return _ranked(project, "Is Gary coming to fix the fence on Tuesday?", "ripple", 3, seed_count=1, **params)
 
     order, components = recall()
     unweighted, plain = recall(question_weight=1)
@@ -464,12 +468,9 @@ def test_a_memory_of_a_word_or_two_ranks_below_one_that_tells_more(project, agen
     ])
     assert (short.search_words, told.search_words) == (2, len(told.search_text.split()) - 1)
     assert allergy.search_words == len(allergy.search_text.split()) == 3
-    lexical = {"use_vector": False, "use_dimensions": False}
 
     def recall(**params):
-        result = memory_recall(project=project, actor="t", query=RecallQuery(
-            "fence on Tuesday", k=2, preset="hybrid", params={**lexical, **params}))
-        return [i.memory.pk for i in result.items], {i.memory.pk: i.components for i in result.items}
+        return _ranked(project, "fence on Tuesday", "hybrid", 2, **params)
 
     order, components = recall()
     plain_order, plain = recall(short_memory_weight=1)
@@ -492,12 +493,9 @@ def test_a_tool_call_ranks_below_its_result_by_the_kind_weights(project, agent_s
     ])
     call, result = Memory.objects.filter(session=agent_session).order_by("occurred_at")
     assert call.kind == "action" and result.kind != "action"
-    lexical = {"use_vector": False, "use_dimensions": False}
 
     def recall(**params):
-        answer = memory_recall(project=project, actor="t", query=RecallQuery(
-            "the logs of branch py312-upgrade", k=2, preset="ripple", params={**lexical, **params}))
-        return [i.memory.pk for i in answer.items], {i.memory.pk: i.components for i in answer.items}
+        return _ranked(project, "the logs of branch py312-upgrade", "ripple", 2, **params)
 
     order, components = recall()
     plain_order, plain = recall(kind_weights={"action": 1})
