@@ -9,7 +9,11 @@ with "Is Gary coming on Tuesday?" and holds no answer; and one of a word or two 
 than `short_memory_words` search terms, a speaker's label not counted): "Tom: Still. Brutal." matches on one
 word and tells little.
 Both spread in full before ranking, so the reply a question got still arrives by its link. Measured in
-`make eval` (docs/eval.md), at 0.7 each in `hybrid` and `ripple`: see the notes there."""
+`make eval` (docs/eval.md, the three weights together against de606a9's run): `ripple` R@5 / R@10 0.56 / 0.71
+→ 0.60 / 0.72, chain R@5 0.42 → 0.45 (`hybrid` 0.33 → 0.36), far@5 0.22 → 0.27, superseded 0.46 → 0.56 (an
+old date asked about again, "婚纱照还是28号吧？", had ranked above the new one), English constraint R@10
+0.52 → 0.60 (it had lost to bm25+vector, 0.56); no type lost. With the tool call at 0.7 instead of 0.5 that
+last figure was 0.56, a tie: one question apart."""
 
 from __future__ import annotations
 
