@@ -45,7 +45,7 @@ def freshness(occurred_at: datetime | float, now: datetime, half_life_days: floa
 
 def rank(columns: dict[int, RankedRow], activation: dict[int, float], config: RecallConfig, now: datetime,
          k: int) -> list[Ranked]:
-    """The k best of the activated memories, from four columns each (full rows are loaded for these k only).
+    """The k best of the activated memories, from their ranking columns (full rows are loaded for these k only).
 
     Scores and components are rounded (to 6 places, as stored in the trace) before they are compared,
     so the order is the one the trace shows; only the k kept get a components dict.
@@ -53,17 +53,12 @@ def rank(columns: dict[int, RankedRow], activation: dict[int, float], config: Re
     top = max(activation.values(), default=0.0) or 1.0
     now_s, half_life = now.timestamp(), config.freshness_half_life_days
     w_act, w_fresh, w_imp = config.weight_activation, config.weight_freshness, config.weight_importance
-    asking, short, short_words = config.question_weight, config.short_memory_weight, config.short_memory_words
-    kinds = config.kind_weights
+    short_words, kinds = config.short_memory_words, config.kind_weights
     scored = []
     for memory_id, value in activation.items():
         row = columns[memory_id]
-        if row.asks:
-            value *= asking
-        if row.words < short_words:
-            value *= short
-        if row.kind in kinds:
-            value *= kinds[row.kind]
+        if row.asks or row.words < short_words or row.kind in kinds:  # most rows: no call on this path
+            value *= math.prod(_weights(row, config).values())
         parts = (round(value / top, 6), round(freshness(row.occurred_at, now, half_life, now_s=now_s), 6),
                  round(min(max(row.importance, 0.0), 5.0) / 5.0, 6))
         score = round(w_act * parts[0] + w_fresh * parts[1] + w_imp * parts[2], 6)
