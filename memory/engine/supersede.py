@@ -13,6 +13,9 @@ Two rules, both narrow on purpose, so unrelated memories are never invalidated:
   share two telling words (telling.py); tied only by a restated value, it replaces values of that type
   only. Of the tied memories with such a value only the best one is replaced, per value type: the one
   whose value is restated, else the one sharing most of the telling words, else the latest.
+With an LLM configured it also judges: a memory stating a value is shown with up to eight earlier memories
+that state another value of the same type, and the LLM names those it replaces (supersede_llm.py); the rules'
+decisions stand beside its own.
 The old memory stays, marked superseded (out of default recall), linked by a `supersedes` edge.
 A question or a confirmation ("is it still the 14th?", "还是14号吗？") never supersedes anything, and a
 tool's result never replaces a constraint (only whoever requires something changes it).
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from django.db import connection
 
 from ..models import Edge, EdgeOrigin, EntityMention, Memory, MemoryKind, MemoryStatus, Relation
+from ..providers import get_llm
 from .changelog import ENGINE_ACTOR, change_record
 from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE, RESTATED_VALUE_CUE
 from .extraction import MULTI_VALUED, AttributeValue
@@ -33,6 +37,7 @@ from .operations import Op
 from .recall.seeds import Scope, lexical_fragment
 from .snapshots import edge_snapshot, memory_snapshot
 from .subjects import same_subject, speakers_of, subjects_of
+from .supersede_llm import replaced_judge
 from .telling import memory_terms, telling_terms
 
 USER_ENTITY = "user"
@@ -93,6 +98,7 @@ PROJECT_MATCHES = 16  # earlier memories of the whole project looked at for an a
 # An earlier memory must share two telling words (telling.py) with a change to be about the same thing,
 # unless the change restates its value ("24号那场取消了，改到29号" names the old day: no word is needed).
 MIN_SHARED_TERMS = 2
+LLM_CANDIDATES = 8  # earlier memories shown to the LLM judge (supersede_llm.py), most likely first
 
 
 @dataclass(frozen=True)
@@ -126,7 +132,8 @@ class Replaceable:
 
 
 def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: list[Candidate]) -> list[Edge]:
-    """Telling terms are looked up only for a memory that says a value changed: few do, and it costs a query."""
+    """Earlier values are looked up only for a memory that states one and says it changed, or when an LLM
+    judges: few memories do, and the lookups cost queries."""
     if asks_or_confirms(memory):
         return []  # "is your phone still 138…?" names a value without changing it
     edges = []
@@ -137,33 +144,72 @@ def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: l
             edge = _supersede(old, memory, f"new {attr.attribute} of {attr.entity}: {attr.value}", 0.9)
             if edge:
                 edges.append(edge)
-    if _says_changed(memory.content) and any(_values(memory, name) for name in VALUE_TYPES):
-        for name, old in _announced_changes(memory, related, telling_terms(memory)).items():
+    if not any(_values(memory, name) for name in VALUE_TYPES):
+        return edges
+    judge = get_llm().available
+    if not (judge or _says_changed(memory.content)):
+        return edges
+    pool = _pool(memory, related)
+    telling = telling_terms(memory)
+    if _says_changed(memory.content):
+        for name, old in _announced_changes(memory, related, pool, telling).items():
             article = "an" if name[0] in "aeiou" else "a"
             edge = _supersede(old, memory, f"announced change of {article} {name[:-1]} value", 0.7)
             if edge:
                 edges.append(edge)
+    if judge:
+        replaced = {edge.source_id for edge in edges}
+        for verdict in replaced_judge(memory, _judge_candidates(memory, pool, telling, replaced)):
+            edge = _supersede(verdict.old, memory, verdict.rationale, verdict.confidence, origin=EdgeOrigin.LLM)
+            if edge:
+                edges.append(edge)
     return edges
+
+
+def _pool(memory: Memory, related: list[Candidate]) -> dict[int, Memory]:
+    """The earlier memories a change may replace: the related candidates and the project's best text matches."""
+    return {c.memory.pk: c.memory for c in related} | {m.pk: m for m in _project_matches(memory)}
+
+
+def _replaceable_by(memory: Memory, old: Memory) -> bool:
+    """Active, earlier, and of a kind this memory may replace."""
+    return (old.status == MemoryStatus.ACTIVE and old.kind not in _kinds_it_cannot_replace(memory)
+            and old.occurred_at <= memory.occurred_at)
+
+
+def _judge_candidates(memory: Memory, pool: dict[int, Memory], telling: dict[str, float],
+                      replaced: set[int]) -> list[Memory]:
+    """What the LLM is shown: earlier memories stating another value of a type this one states, the speaker's
+    own first (each person announces changes to their own plans), then the most tied to it."""
+    speakers = speakers_of([memory, *pool.values()])
+    names = _telling_names(memory, list(pool), telling)
+    ranked = []
+    for old in pool.values():
+        if old.pk in replaced or not _replaceable_by(memory, old) or not _changed_value_types(old, memory):
+            continue
+        own = speakers[old.pk] is None or speakers[old.pk] == speakers[memory.pk]
+        ranked.append(((own, *_replaceable(old, memory, telling, close=False, names=names).rank()), old))
+    ranked.sort(key=lambda pair: pair[0], reverse=True)
+    return [old for _, old in ranked[:LLM_CANDIDATES]]
 
 
 def _says_changed(content: str) -> bool:
     return bool(CHANGE_CUE.search(content) or RESTATED_VALUE_CUE.search(content))
 
 
-def _announced_changes(memory: Memory, related: list[Candidate], telling: dict[str, float]) -> dict[str, Memory]:
+def _announced_changes(memory: Memory, related: list[Candidate], pool: dict[int, Memory],
+                       telling: dict[str, float]) -> dict[str, Memory]:
     """Per value type, the one earlier memory whose value this change replaces.
 
     Being close (similar, sharing an entity) is not enough: in a conversation every turn shares the
     speakers' names and a date of its own ("yesterday"). The earlier memory must share telling words
     with the change (words found in few memories of the project), or have the value the change restates."""
     close = {c.memory.pk for c in related if c.similarity >= CHANGE_MIN_SIMILARITY or c.shared_entities}
-    pool = {c.memory.pk: c.memory for c in related} | {m.pk: m for m in _project_matches(memory)}
     names = _telling_names(memory, list(pool), telling)
     chosen: dict[str, Replaceable] = {}
     speakers = speakers_of([memory, *pool.values()])
     for old in pool.values():
-        later = old.occurred_at > memory.occurred_at
-        if old.status != MemoryStatus.ACTIVE or old.kind in _kinds_it_cannot_replace(memory) or later:
+        if not _replaceable_by(memory, old):
             continue
         if None not in (speakers[old.pk], speakers[memory.pk]) and speakers[old.pk] != speakers[memory.pk]:
             continue  # each person of a transcript announces changes to their own plans (51 of the 54 labelled)
@@ -238,13 +284,14 @@ def _changed_value_types(old: Memory, new: Memory) -> list[str]:
     return changed
 
 
-def _supersede(old: Memory, memory: Memory, rationale: str, confidence: float) -> Edge | None:
+def _supersede(old: Memory, memory: Memory, rationale: str, confidence: float,
+               origin: str = EdgeOrigin.RULE) -> Edge | None:
     pair = Edge.objects.filter(source=old, target=memory)
     if pair.filter(origin=EdgeOrigin.HUMAN).exists() or pair.filter(relation=Relation.SUPERSEDES).exists():
         return None
     edge = Edge.objects.create(
         project_id=memory.project_id, session_id=memory.session_id, source=old, target=memory,
-        relation=Relation.SUPERSEDES, confidence=confidence, origin=EdgeOrigin.RULE, rationale=rationale,
+        relation=Relation.SUPERSEDES, confidence=confidence, origin=origin, rationale=rationale,
     )
     before = memory_snapshot(old)
     old.status = MemoryStatus.SUPERSEDED
