@@ -22,6 +22,8 @@ class RunInfo:
     commit: str
     database: str
     command: str
+    data: str = "eval/data"  # the folder of the labelled files
+    heldout: bool = False  # files never tuned on (eval/heldout)
 
 
 def aggregate(results: list[QuestionResult]) -> dict[str, Any]:
@@ -203,12 +205,14 @@ def stdout_table(summary: dict) -> str:
 def markdown(summary: dict, info: RunInfo, questions: list[QuestionResult], ingested: list[IngestedFile]) -> str:
     """The report written to docs/eval.md."""
     lines = [
-        "# Recall and dependency-graph evaluation",
+        "# Recall and dependency-graph evaluation" + (": held-out files" if info.heldout else ""),
         "",
         f"Run {info.date} on {info.machine}; commit {info.commit}; embedder **{info.embedder}**; "
         f"LLM: **{info.llm}**; database `{info.database}` (embedded server). Regenerate with `{info.command}`.",
         "",
-        "Labelled data: `eval/data/*.json` (hand-written agent sessions in English and Chinese, ingested through",
+        *_heldout_note(info),
+        f"Labelled data: `{info.data}/*.json` (hand-written agent sessions and two-person conversations in English",
+        "and Chinese, ingested through",
         "`interactions_accept` + `interaction_process`). Every system returns its top 20 for each question; R@5,",
         "R@10 and R@20 are the share of the needed interactions in the top 5 / 10 / 20, MRR the reciprocal rank of",
         "the first needed one within the top 10 (0 if none). A needed interaction the engine filtered out at",
@@ -231,6 +235,18 @@ def markdown(summary: dict, info: RunInfo, questions: list[QuestionResult], inge
         *_misses_section(questions, ingested),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _heldout_note(info: RunInfo) -> list[str]:
+    if not info.heldout:
+        return []
+    return [
+        "**Held-out**: these files were written after the engine's weights and thresholds were set, by writers who",
+        "had not read the engine, and nothing is tuned on them (`eval/heldout/README.md`): they tell whether what",
+        "`docs/eval.md` shows carries over to conversations the engine was not shaped on. Same systems, metrics and",
+        "targets; no crowded or larger run.",
+        "",
+    ]
 
 
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:

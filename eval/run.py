@@ -2,6 +2,7 @@
 write docs/eval.md.
 
     python -m eval.run [--preset vector,hybrid,ripple] [--k 5] [--out docs/eval.md] [--files pattern]
+    python -m eval.run --heldout     the held-out files (eval/heldout) to docs/eval-heldout.md
 """
 
 from __future__ import annotations
@@ -30,19 +31,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="comma-separated recall presets (default: %(default)s)")
     parser.add_argument("--k", type=int, default=None,
                         help="how deep each system's ranking is read (default 10: R@5, R@10 and MRR from it)")
-    parser.add_argument("--out", default="docs/eval.md", help="markdown report path (default: %(default)s)")
-    parser.add_argument("--files", default="*.json", help="glob in eval/data (default: %(default)s)")
+    parser.add_argument("--out", default=None,
+                        help="markdown report path (default: docs/eval.md, with --heldout docs/eval-heldout.md)")
+    parser.add_argument("--files", default="*.json", help="glob in the data folder (default: %(default)s)")
+    parser.add_argument("--heldout", action="store_true",
+                        help="the held-out files of eval/heldout instead of eval/data: never tuned on, so they "
+                             "tell whether a change carries over (no crowded or larger run unless asked)")
     parser.add_argument("--no-task", action="store_true",
                         help="ingest every session without its task focus (what is lost then?)")
     parser.add_argument("--with-task-only", action="store_true",
                         help="skip the second ingest without task focus that checks nothing needed is lost then")
-    parser.add_argument("--larger", action=argparse.BooleanOptionalAction, default=True,
+    parser.add_argument("--larger", action=argparse.BooleanOptionalAction, default=None,
                         help="also ingest each file after the other files of its language in one project and ask "
-                             "its questions there, baselines included (eval/larger.py; default on)")
-    parser.add_argument("--crowd", type=int, default=DEFAULT_CROWD, metavar="TIMES",
+                             "its questions there, baselines included (eval/larger.py; default on, off with --heldout)")
+    parser.add_argument("--crowd", type=int, default=None, metavar="TIMES",
                         help="run everything again beside TIMES copies of the eval's memories in another project, "
-                             "as in a database of many projects (default %(default)s; 0 skips it)")
+                             f"as in a database of many projects (default {DEFAULT_CROWD}, 0 with --heldout; "
+                             "0 skips it)")
     args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = "docs/eval-heldout.md" if args.heldout else "docs/eval.md"
+    if args.larger is None:
+        args.larger = not args.heldout
+    if args.crowd is None:
+        args.crowd = 0 if args.heldout else DEFAULT_CROWD
     args.presets = [p.strip() for p in args.preset.split(",") if p.strip()]
     if not args.presets:
         parser.error("--preset needs at least one preset")
@@ -122,7 +134,7 @@ def _ingest_all(files: list[EvalFile], progress: bool, with_task: bool, label: s
     return ingested
 
 
-def run_info(argv: list[str]) -> RunInfo:
+def run_info(argv: list[str], data: str = "eval/data", heldout: bool = False) -> RunInfo:
     from bench.run_all import machine
     from memory.conf import memory_settings
     from memory.providers import get_embedder, get_llm
@@ -139,7 +151,7 @@ def run_info(argv: list[str]) -> RunInfo:
         date=datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"), machine=machine(),
         embedder=f"{memory_settings.EMBEDDER} ({embedder.space_name}, {embedder.dimensions}-d)", llm=llm,
         commit=_commit(), database=os.environ.get("CW_DB_NAME", "?"),
-        command="make eval" if not argv else "python -m eval.run " + " ".join(argv),
+        command="make eval" if not argv else "python -m eval.run " + " ".join(argv), data=data, heldout=heldout,
     )
 
 
@@ -154,14 +166,15 @@ def _commit() -> str:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    from .dataset import load_files
+    from .dataset import DATA_DIR, HELDOUT_DIR, load_files
     from .setup_django import setup
 
-    files = load_files(args.files)  # validate the data before touching the database
+    folder = HELDOUT_DIR if args.heldout else DATA_DIR
+    files = load_files(args.files, folder)  # validate the data before touching the database
     setup()
     from .report import markdown, stdout_table
 
-    info = run_info(argv)
+    info = run_info(argv, folder.relative_to(ROOT).as_posix(), heldout=args.heldout)
     print(f"eval: {len(files)} files, presets {', '.join(args.presets)}, embedder {info.embedder}, LLM {info.llm}",
           flush=True)
     summary, questions, ingested = run(files, args.presets, args.k, with_task=not args.no_task,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections import Counter
 
@@ -11,6 +12,7 @@ import pytest
 from eval.dataset import (
     DATA_DIR,
     EDGE_RELATIONS,
+    HELDOUT_DIR,
     KINDS,
     LANGUAGES,
     LIMITS,
@@ -23,6 +25,7 @@ from eval.metrics import EMPTY_EDGE_SCORES, EdgeScores, edge_scores, mean, recal
 from eval.run import parse_args
 
 DATA_PATHS = sorted(DATA_DIR.glob("*.json"))
+HELDOUT_PATHS = sorted(HELDOUT_DIR.glob("*.json"))
 
 
 # --- metrics -------------------------------------------------------------------------------------
@@ -79,7 +82,7 @@ def test_edge_scores_add_up_as_micro_averages():
 
 # --- the labelled data ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path", DATA_PATHS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", DATA_PATHS + HELDOUT_PATHS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_data_file_is_valid(path):
     raw = json.loads(path.read_text(encoding="utf-8"))
     assert validate(raw) == []
@@ -208,9 +211,21 @@ def test_neighbours_baseline_follows_each_hit_with_the_turns_around_it_in_its_se
     assert scoped[:2] == ["t6", "t5"] and set(scoped) <= {"t4", "t5", "t6"}
 
 
+def test_held_out_files_cover_both_languages_and_both_styles_apart_from_the_tuned_set():
+    held_out = load_files(directory=HELDOUT_DIR)
+    assert {(f.language, f.style) for f in held_out} == {(lang, style) for lang in LANGUAGES for style in LIMITS}
+    assert not {f.name for f in held_out} & {p.stem for p in DATA_PATHS}, "a held-out file is no tuned file"
+    types = Counter(q.type for f in held_out for q in f.questions)
+    assert set(types) == set(QUESTION_TYPES), types
+
+
 def test_parse_args_defaults_and_preset_list():
     args = parse_args([])
     assert args.presets == ["vector", "hybrid", "ripple"] and args.k is None and args.out == "docs/eval.md"
+    assert not args.heldout
+    held_out = parse_args(["--heldout"])
+    assert (held_out.out, held_out.crowd, held_out.larger) == ("docs/eval-heldout.md", 0, False)
+    assert parse_args(["--heldout", "--crowd", "2", "--larger", "--out", "x.md"]).crowd == 2
     args = parse_args(["--preset", "vector, ripple", "--k", "3", "--files", "travel_*"])
     assert (args.presets, args.k, args.files) == (["vector", "ripple"], 3, "travel_*")
     with pytest.raises(SystemExit):
@@ -282,6 +297,10 @@ def test_end_to_end_run_on_one_file():
                     "## Dependency edges", "## Needed interactions lost at ingest", "## Per question",
                     "## Misses per system"):
         assert heading in report
+    assert "Labelled data: `eval/data/*.json`" in report and "Held-out" not in report
+    held_out = markdown(summary, dataclasses.replace(info, data="eval/heldout", heldout=True), questions, ingested)
+    assert held_out.startswith("# Recall and dependency-graph evaluation: held-out files")
+    assert "nothing is tuned on them" in held_out and "Labelled data: `eval/heldout/*.json`" in held_out
     table = stdout_table(summary)
     assert all(system in table for system in systems) and "edges (P/R/F1" in table
     assert "stale memories marked superseded" in table and "targets: " in table
