@@ -146,29 +146,41 @@ def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: l
                 edges.append(edge)
     if not any(_values(memory, name) for name in VALUE_TYPES):
         return edges
-    judge = get_llm().available
-    if not (judge or _says_changed(memory.content)):
+    judge, announced = get_llm().available, _says_changed(memory.content)
+    if not (judge or announced):
         return edges
     pool = _pool(memory, related)
-    telling = telling_terms(memory)
-    if _says_changed(memory.content):
-        for name, old in _announced_changes(memory, related, pool, telling).items():
+    if announced:
+        for name, old in _announced_changes(memory, related, pool).items():
             article = "an" if name[0] in "aeiou" else "a"
             edge = _supersede(old, memory, f"announced change of {article} {name[:-1]} value", 0.7)
             if edge:
                 edges.append(edge)
     if judge:
         replaced = {edge.source_id for edge in edges}
-        for verdict in replaced_judge(memory, _judge_candidates(memory, pool, telling, replaced)):
+        for verdict in replaced_judge(memory, _judge_candidates(memory, pool, replaced)):
             edge = _supersede(verdict.old, memory, verdict.rationale, verdict.confidence, origin=EdgeOrigin.LLM)
             if edge:
                 edges.append(edge)
     return edges
 
 
-def _pool(memory: Memory, related: list[Candidate]) -> dict[int, Memory]:
-    """The earlier memories a change may replace: the related candidates and the project's best text matches."""
-    return {c.memory.pk: c.memory for c in related} | {m.pk: m for m in _project_matches(memory)}
+@dataclass(frozen=True)
+class Pool:
+    """The earlier memories a change may replace (the related candidates and the project's best text matches),
+    with what the rules and the LLM judge both read of them, queried once."""
+
+    memories: dict[int, Memory]
+    telling: dict[str, float]  # the change's telling words (telling.py)
+    names: dict[int, set[str]]  # per earlier memory, the telling names it shares with the change
+    speakers: dict[int, str | None]  # per memory, the change included, who says it in a transcript
+
+
+def _pool(memory: Memory, related: list[Candidate]) -> Pool:
+    memories = {c.memory.pk: c.memory for c in related} | {m.pk: m for m in _project_matches(memory)}
+    telling = telling_terms(memory)
+    return Pool(memories, telling, _telling_names(memory, list(memories), telling),
+                speakers_of([memory, *memories.values()]))
 
 
 def _replaceable_by(memory: Memory, old: Memory) -> bool:
@@ -177,18 +189,16 @@ def _replaceable_by(memory: Memory, old: Memory) -> bool:
             and old.occurred_at <= memory.occurred_at)
 
 
-def _judge_candidates(memory: Memory, pool: dict[int, Memory], telling: dict[str, float],
-                      replaced: set[int]) -> list[Memory]:
+def _judge_candidates(memory: Memory, pool: Pool, replaced: set[int]) -> list[Memory]:
     """What the LLM is shown: earlier memories stating another value of a type this one states, the speaker's
     own first (each person announces changes to their own plans), then the most tied to it."""
-    speakers = speakers_of([memory, *pool.values()])
-    names = _telling_names(memory, list(pool), telling)
+    speakers = pool.speakers
     ranked = []
-    for old in pool.values():
+    for old in pool.memories.values():
         if old.pk in replaced or not _replaceable_by(memory, old) or not _changed_value_types(old, memory):
             continue
         own = speakers[old.pk] is None or speakers[old.pk] == speakers[memory.pk]
-        ranked.append(((own, *_replaceable(old, memory, telling, close=False, names=names).rank()), old))
+        ranked.append(((own, *_replaceable(old, memory, pool.telling, close=False, names=pool.names).rank()), old))
     ranked.sort(key=lambda pair: pair[0], reverse=True)
     return [old for _, old in ranked[:LLM_CANDIDATES]]
 
@@ -197,23 +207,21 @@ def _says_changed(content: str) -> bool:
     return bool(CHANGE_CUE.search(content) or RESTATED_VALUE_CUE.search(content))
 
 
-def _announced_changes(memory: Memory, related: list[Candidate], pool: dict[int, Memory],
-                       telling: dict[str, float]) -> dict[str, Memory]:
+def _announced_changes(memory: Memory, related: list[Candidate], pool: Pool) -> dict[str, Memory]:
     """Per value type, the one earlier memory whose value this change replaces.
 
     Being close (similar, sharing an entity) is not enough: in a conversation every turn shares the
     speakers' names and a date of its own ("yesterday"). The earlier memory must share telling words
     with the change (words found in few memories of the project), or have the value the change restates."""
     close = {c.memory.pk for c in related if c.similarity >= CHANGE_MIN_SIMILARITY or c.shared_entities}
-    names = _telling_names(memory, list(pool), telling)
     chosen: dict[str, Replaceable] = {}
-    speakers = speakers_of([memory, *pool.values()])
-    for old in pool.values():
+    speakers = pool.speakers
+    for old in pool.memories.values():
         if not _replaceable_by(memory, old):
             continue
         if None not in (speakers[old.pk], speakers[memory.pk]) and speakers[old.pk] != speakers[memory.pk]:
             continue  # each person of a transcript announces changes to their own plans (51 of the 54 labelled)
-        item = _replaceable(old, memory, telling, close=old.pk in close, names=names)
+        item = _replaceable(old, memory, pool.telling, close=old.pk in close, names=pool.names)
         if not item.tied():
             continue
         for name in filter(item.replaces, _changed_value_types(old, memory)):
