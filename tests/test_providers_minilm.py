@@ -40,3 +40,20 @@ def test_bf16_vectors_agree_with_fp32_ones_and_keep_their_meaning() -> None:
         assert similarity[0, 1] > similarity[0, 2] + 0.3  # the paraphrase is far closer than the unrelated text
     agreement = (vectors["fp32"] * vectors["bf16"]).sum(axis=1)
     assert agreement.min() > 0.999, agreement
+
+
+def test_the_model_leaves_the_cpu_alone_between_calls() -> None:
+    """OpenMP's threads stop spinning soon after a call (settings: GOMP_SPINCOUNT), so the statements a
+    recall runs right after embedding its query get the CPU. Spinning, ten calls left ~0.06 s of busy
+    waiting in the sleeps after them."""
+    import time
+
+    embedder = MiniLMEmbedder(cache_size=0)
+    embedder.embed_one("warm up the model")
+    busy = 0.0
+    for n in range(10):
+        embedder.embed_one(f"{TEXTS[0]} ({n})")
+        before = time.process_time()
+        time.sleep(0.02)
+        busy += time.process_time() - before
+    assert busy < 0.03, f"{busy:.3f} s of CPU while idle after the calls"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -10,6 +11,15 @@ import dj_database_url
 from contextweaver_site.embedded import server as embedded_server
 
 from .env import env_bool, env_int, env_list, env_str, persistent_secret_key
+
+# OpenMP's threads (the embedder's torch, the graph layout's igraph: both GNU libgomp) keep spinning for about
+# 300,000 turns (6 ms here) after each parallel call, waiting for the next. On a small machine that took the
+# CPU from PostgreSQL running a recall's statements right after its query was embedded: ripple at 100,000
+# memories p50 / p95 17.6-18.3 / 23.2-25.1 ms spinning, 16.5-17.3 / 20.2-20.9 at 10,000 turns (`bench.recall_scale`
+# project, alternate runs). Not OMP_WAIT_POLICY=PASSIVE: sleeping between the model's own calls cost batch
+# embedding up to a fifth of its speed. libgomp reads this once, when the first library using it loads (igraph,
+# at app loading), so it is set here.
+os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("CW_VAR_DIR") or BASE_DIR / "var")

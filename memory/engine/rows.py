@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from django.db import connection
-from django.db.backends.utils import CursorWrapper
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 from django.db.models import Field, Model
 from django.db.models.base import ModelState
 from psycopg.types.datetime import TimestamptzLoader
@@ -87,3 +87,23 @@ def reading_cursor() -> Iterator[CursorWrapper]:
     with connection.cursor() as cursor:
         cursor.cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
         yield cursor
+
+
+def execute_unprepared(cursor: CursorWrapper, sql: str, params: Sequence[Any]) -> None:
+    """Run a statement that PostgreSQL plans for its parameters every time (psycopg's `prepare=False`).
+
+    Every other statement is prepared once it has run `prepare_threshold` times on a connection
+    (contextweaver_site/db/base.py), and PostgreSQL may then reuse one generic plan for all parameters.
+    For the recall's seed statement that plan was the wrong one: at 100,000 memories (`make bench`'s
+    project, 100 queries, the same process) it took p50 8.1 / p95 13.3 ms prepared and 5.0 / 7.3 ms planned
+    each time; planning costs about 1 ms of that. Django's execute wrappers and query log still see it.
+    """
+    def run(sql: str, params: Sequence[Any], many: bool, context: dict) -> None:
+        cursor.db.validate_no_broken_transaction()
+        with cursor.db.wrap_database_errors:
+            cursor.cursor.execute(sql, params, prepare=False)
+
+    logged = (cursor.debug_sql(sql, params, use_last_executed_query=True) if isinstance(cursor, CursorDebugWrapper)
+              else contextlib.nullcontext())
+    with logged:
+        cursor._execute_with_wrappers(sql, params, many=False, executor=run)
