@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -46,8 +48,6 @@ def test_the_model_leaves_the_cpu_alone_between_calls() -> None:
     """OpenMP's threads stop spinning soon after a call (settings: GOMP_SPINCOUNT), so the statements a
     recall runs right after embedding its query get the CPU. Spinning, ten calls left ~0.06 s of busy
     waiting in the sleeps after them."""
-    import time
-
     embedder = MiniLMEmbedder(cache_size=0)
     embedder.embed_one("warm up the model")
     busy = 0.0

@@ -35,6 +35,7 @@ from .extraction import MULTI_VALUED, AttributeValue
 from .inference import Candidate
 from .operations import Op
 from .recall.seeds import Scope, lexical_fragment
+from .rows import execute_unprepared
 from .snapshots import edge_snapshot, memory_snapshot
 from .subjects import same_subject, speakers_of, subjects_of
 from .supersede_llm import replaced_judge
@@ -260,7 +261,7 @@ def _project_matches(memory: Memory) -> list[Memory]:
     if fragment is None:
         return []
     with connection.cursor() as cursor:
-        cursor.execute(fragment.sql, fragment.params)
+        execute_unprepared(cursor, fragment.sql, fragment.params)  # a generic plan of full-text ranking cost more
         ids = [row[0] for row in cursor.fetchall() if row[0] != memory.pk]
     found = Memory.objects.in_bulk(ids)
     return [found[i] for i in ids if i in found]
