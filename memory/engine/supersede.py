@@ -25,8 +25,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db import connection
-
 from ..models import Edge, EdgeOrigin, EntityMention, Memory, MemoryKind, MemoryStatus, Relation
 from ..providers import get_llm
 from .changelog import ENGINE_ACTOR, change_record
@@ -34,8 +32,7 @@ from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE, RESTATED_VALUE_CUE
 from .extraction import MULTI_VALUED, AttributeValue
 from .inference import Candidate
 from .operations import Op
-from .recall.seeds import Scope, lexical_fragment
-from .rows import execute_unprepared
+from .recall.seeds import Scope, lexical_fragment, rankings
 from .snapshots import edge_snapshot, memory_snapshot
 from .subjects import same_subject, speakers_of, subjects_of
 from .supersede_llm import replaced_judge
@@ -260,9 +257,8 @@ def _project_matches(memory: Memory) -> list[Memory]:
     fragment = lexical_fragment(scope, memory.content, PROJECT_MATCHES + 1)
     if fragment is None:
         return []
-    with connection.cursor() as cursor:
-        execute_unprepared(cursor, fragment.sql, fragment.params)  # a generic plan of full-text ranking cost more
-        ids = [row[0] for row in cursor.fetchall() if row[0] != memory.pk]
+    order, _ = rankings([fragment])  # run as recall runs its seeds (never prepared: seeds._fetch)
+    ids = [memory_id for memory_id in order["lexical"] if memory_id != memory.pk]
     found = Memory.objects.in_bulk(ids)
     return [found[i] for i in ids if i in found]
 
