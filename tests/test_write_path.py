@@ -462,6 +462,58 @@ def test_a_tools_quote_does_not_replace_the_constraint_it_answers(agent_session)
     assert not Edge.objects.filter(source=memory, relation=Relation.SUPERSEDES).exists()
 
 
+
+def test_the_agents_check_against_a_limit_does_not_replace_the_limit(agent_session):
+    """"Still under Martin's sign-off" with a new total is the agent checking the limit, not changing it: the
+    agent's thoughts and tool calls replace no value by the rules, and a thought is never replaced."""
+    (limit,) = _send(agent_session, ("user_input", "Money: the one-off migration spend can't go over 2,500 GBP ex VAT, "
+                                                   "that's what Martin signed off."), hours_ago=2)
+    (plan,) = _send(agent_session, ("agent_thought", "Plan: the cutover costs 2,340 GBP, Martin's sign-off is fine."),
+                    hours_ago=1.5)
+    _send(agent_session,
+          ("agent_thought", "Headcount up by one, so the migration is now about 2,385 GBP instead of 2,340 GBP, "
+                            "still under Martin's 2,500 GBP sign-off."),
+          ("tool_call", "sms_send(to='Martin', text='Migration total changed to 2,385 GBP instead of 2,340 GBP')"))
+    for memory in (limit.memories.get(), plan.memories.get()):
+        assert memory.status == "active", memory.content
+    assert not Edge.objects.filter(relation=Relation.SUPERSEDES).exists()
+    # The person who set the limit changes it.
+    (raised,) = _send(agent_session,
+                      ("user_input", "Martin has raised the limit to 3,000 GBP ex VAT for the migration."))
+    edge = Edge.objects.get(relation=Relation.SUPERSEDES)
+    assert (edge.source_id, edge.target_id) == (limit.memories.get().pk, raised.memories.get().pk)
+
+
+
+@pytest.mark.parametrize(("limit", "check"), [
+    ("The one-off spend can't go over 2,500 GBP, and the monthly bill has to stay below 450 GBP.",
+     "Headcount is up: 15 mailboxes instead of 14, about 2,385 GBP, still under the 2,500 GBP limit."),
+    ("约束：总预算不超过 20 万，9 月 30 日前完工，最早 6 月 3 日开工。",
+     "补砖 8 片下单了，柜子推到 9 月 16 日装，加上后总花费仍在 20 万以内。"),
+], ids=["en", "zh"])
+def test_a_limit_named_as_still_kept_is_not_replaced(agent_session, limit, check):
+    """"Still under the 2,500 GBP limit" / "仍在 20 万以内" checks a bound: the bound is no value the update restates
+    (it had replaced the project's constraints through the figure it repeats)."""
+    (constraint,) = _send(agent_session, ("user_input", limit), hours_ago=2)
+    _send(agent_session, ("assistant_output", check))
+    memory = constraint.memories.get()
+    assert memory.status == "active"
+    assert not Edge.objects.filter(source=memory, relation=Relation.SUPERSEDES).exists()
+
+
+
+def test_a_town_both_name_does_not_tie_a_change_to_an_earlier_value(agent_session):
+    """A place is where many things happen: the check-up in 盐城 moves the inspection, not the deadline set
+    because she moves from 盐城 (a person's name both mention does tie them, see the Dale test above)."""
+    (deadline,) = _send(agent_session, ("user_input", "她 10 月 1 日从盐城搬过来跟我们住，所以 9 月 30 日之前"
+                                                      "必须全部完工。"), hours_ago=2)
+    _send(agent_session, ("user_input", "糟了，周四我婆婆在盐城要做复查，验收那天家里没人，只能挪到周六 5 号了。"))
+    assert Entity.objects.filter(project=agent_session.project, normalized_name="盐城", type="place").exists()
+    memory = deadline.memories.get()
+    assert memory.status == "active"
+    assert not Edge.objects.filter(relation=Relation.SUPERSEDES).exists()
+
+
 @pytest.mark.parametrize(("first", "other", "own"), [
     ("Maria: Got my ticket! The York train on the 12th of February, the 08:05 from Leeds.",
      "Tom: I've changed my York train ticket from Leeds: moved to the 14th of February, the 08:40.",

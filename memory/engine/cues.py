@@ -47,6 +47,12 @@ CHANGE_CUE = re.compile(
     r"|改为|改成|改到|换成|换了新|更正|调整为|不再|推迟到|延期到|提前到|涨到|降到|变成了|新号码|换号"
     r"|挪到|往后挪|往前挪|改回|改约|改了|加到|减到|谈到|给到|涨了|现在要|推到|延到|又改|换到|改在"
     r"|最后.{0,6}[定谈]", re.I)
+# A value named as a bound the plan stays inside ("still under Martin's 2,500 GBP sign-off", "总花费仍在 20 万以内",
+# "仍在 3 月 22 日的定损期限内"): a check against it, which neither restates nor changes it (supersede.py).
+# "不超过 1500 元" is not one: it sets the bound.
+CHECKED_BOUND = re.compile(
+    r"\bstill (?:well |comfortably )?(?:under|within|below|inside)\b[^.;:!?\n]*"
+    r"|(?:仍然|仍|依然)在[^，,。；;：:！!？?\n]*|还在[^，,。；;：:！!？?\n]*?(?:以内|之内|范围内|期限内)", re.I)
 # Wordings that give a figure again, differently, without announcing a change ("£910 altogether", "每桌2788…比五一
 # 便宜", "跟开放日说的不一样", "原来那个138的已经停掉了"). Too common to count as a change for importance; enough to
 # let supersede look for the value they replace, which must still be tied to them (supersede.py). "More like the

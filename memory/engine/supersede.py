@@ -9,10 +9,13 @@ Two rules, both narrow on purpose, so unrelated memories are never invalidated:
   is closely related to an earlier one whose value of the same type (number, date, time, amount) it
   replaces. The earlier one may be in any session of the project: in a conversation over weeks the
   date set in March moves in April. The earlier memory must be tied to the change: the change
-  restates its value ("not the 28th: the 4th"), or both name the same rare name ("Dale"), or they
-  share two telling words (telling.py); tied only by a restated value, it replaces values of that type
-  only. Of the tied memories with such a value only the best one is replaced, per value type: the one
-  whose value is restated, else the one sharing most of the telling words, else the latest.
+  restates its value ("not the 28th: the 4th"), or both name the same rare name ("Dale"; a town is none),
+  or they share two telling words (telling.py); tied only by a restated value, it replaces values of that
+  type only, and a value named as a bound still kept ("仍在 20 万以内") is none restated. Of the tied
+  memories with such a value only the best one is replaced, per value type: the one whose value is
+  restated, else the one sharing most of the telling words, else the latest.
+The agent's thoughts and tool calls change no value by the rules: they plan with and pass on values
+("still under Martin's sign-off" had replaced the limit it checks), and a thought is never replaced.
 With an LLM configured it also judges: a memory stating a value is shown with up to eight earlier memories
 that state another value of the same type, and the LLM names those it replaces (supersede_llm.py); the rules'
 decisions stand beside its own.
@@ -25,11 +28,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..models import Edge, EdgeOrigin, EntityMention, Memory, MemoryKind, MemoryStatus, Relation
+from ..models import Edge, EdgeOrigin, EntityMention, EntityType, Memory, MemoryKind, MemoryStatus, Relation
 from ..providers import get_llm
 from .changelog import ENGINE_ACTOR, change_record
-from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE, RESTATED_VALUE_CUE
-from .extraction import MULTI_VALUED, AttributeValue
+from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE, CHECKED_BOUND, RESTATED_VALUE_CUE
+from .extraction import MULTI_VALUED, AttributeValue, extract_dimensions
 from .inference import Candidate
 from .operations import Op
 from .recall.seeds import Scope, lexical_fragment, rankings
@@ -44,6 +47,10 @@ NEVER_SUPERSEDED_KINDS = {MemoryKind.ACTION, MemoryKind.RESULT}
 # What someone requires changes only when they say so: a venue's quote ("素食可以换成素食套餐，不加价") is no
 # new value of the event's budget, and had replaced the constraint that set it.
 REPLACES_NO_CONSTRAINT = {MemoryKind.RESULT}
+# The agent's thoughts (intent) and tool calls (action) replace nothing by the rules: "still under Martin's sign-off"
+# in a thought had replaced the spending limit it checks against. A thought is replaced by nothing either.
+CHANGES_NO_VALUE = {MemoryKind.INTENT, MemoryKind.ACTION}
+NEVER_REPLACED_BY_RULES = {MemoryKind.INTENT}
 MAX_ATTRIBUTES_OF_SUPERSEDED = 2  # a memory about many things is not replaced by a change of one
 # The latest earlier values looked at, so the check stays cheap: a session where one desk books for many
 # travellers keeps hundreds of "my phone" values active, one per person; a person's own older value was
@@ -82,10 +89,11 @@ def _latest(queryset) -> list[Memory]:
     return list(reversed(queryset.order_by("-occurred_at", "-id")[:MAX_OLDER_VALUES]))
 
 
-def _kinds_it_cannot_replace(memory: Memory) -> set[str]:
+def _kinds_it_cannot_replace(memory: Memory, *, rules: bool = True) -> set[str]:
+    kinds = NEVER_SUPERSEDED_KINDS | (NEVER_REPLACED_BY_RULES if rules else set())
     if memory.kind in REPLACES_NO_CONSTRAINT:
-        return NEVER_SUPERSEDED_KINDS | {MemoryKind.CONSTRAINT}
-    return NEVER_SUPERSEDED_KINDS
+        return kinds | {MemoryKind.CONSTRAINT}
+    return kinds
 
 
 VALUE_TYPES = ("numbers", "dates", "times", "amounts")
@@ -134,17 +142,11 @@ def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: l
     judges: few memories do, and the lookups cost queries."""
     if asks_or_confirms(memory):
         return []  # "is your phone still 138…?" names a value without changing it
-    edges = []
-    for attr in attributes:
-        if attr.attribute in MULTI_VALUED:  # a second allergy adds to the first, it does not replace it
-            continue
-        for old in _older_values(memory, attr):
-            edge = _supersede(old, memory, f"new {attr.attribute} of {attr.entity}: {attr.value}", 0.9)
-            if edge:
-                edges.append(edge)
-    if not any(_values(memory, name) for name in VALUE_TYPES):
+    by_rules = memory.kind not in CHANGES_NO_VALUE
+    edges = _new_attribute_values(memory, attributes) if by_rules else []
+    if not any(_stated(memory, name) for name in VALUE_TYPES):
         return edges
-    judge, announced = get_llm().available, _says_changed(memory.content)
+    judge, announced = get_llm().available, by_rules and _says_changed(memory.content)
     if not (judge or announced):
         return edges
     pool = _pool(memory, related)
@@ -158,6 +160,18 @@ def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: l
         replaced = {edge.source_id for edge in edges}
         for verdict in replaced_judge(memory, _judge_candidates(memory, pool, replaced)):
             edge = _supersede(verdict.old, memory, verdict.rationale, verdict.confidence, origin=EdgeOrigin.LLM)
+            if edge:
+                edges.append(edge)
+    return edges
+
+
+def _new_attribute_values(memory: Memory, attributes: list[AttributeValue]) -> list[Edge]:
+    edges = []
+    for attr in attributes:
+        if attr.attribute in MULTI_VALUED:  # a second allergy adds to the first, it does not replace it
+            continue
+        for old in _older_values(memory, attr):
+            edge = _supersede(old, memory, f"new {attr.attribute} of {attr.entity}: {attr.value}", 0.9)
             if edge:
                 edges.append(edge)
     return edges
@@ -181,9 +195,9 @@ def _pool(memory: Memory, related: list[Candidate]) -> Pool:
                 speakers_of([memory, *memories.values()]))
 
 
-def _replaceable_by(memory: Memory, old: Memory) -> bool:
-    """Active, earlier, and of a kind this memory may replace."""
-    return (old.status == MemoryStatus.ACTIVE and old.kind not in _kinds_it_cannot_replace(memory)
+def _replaceable_by(memory: Memory, old: Memory, *, rules: bool = True) -> bool:
+    """Active, earlier, and of a kind this memory may replace (by the rules, or by the LLM's judgement)."""
+    return (old.status == MemoryStatus.ACTIVE and old.kind not in _kinds_it_cannot_replace(memory, rules=rules)
             and old.occurred_at <= memory.occurred_at)
 
 
@@ -193,7 +207,7 @@ def _judge_candidates(memory: Memory, pool: Pool, replaced: set[int]) -> list[Me
     speakers = pool.speakers
     ranked = []
     for old in pool.memories.values():
-        if old.pk in replaced or not _replaceable_by(memory, old) or not _changed_value_types(old, memory):
+        if old.pk in replaced or not _replaceable_by(memory, old, rules=False) or not _changed_value_types(old, memory):
             continue
         own = speakers[old.pk] is None or speakers[old.pk] == speakers[memory.pk]
         ranked.append(((own, *_replaceable(old, memory, pool.telling, close=False, names=pool.names).rank()), old))
@@ -230,7 +244,7 @@ def _announced_changes(memory: Memory, related: list[Candidate], pool: Pool) -> 
 
 def _replaceable(old: Memory, new: Memory, telling: dict[str, float], *, close: bool,
                  names: dict[int, set[str]] | None = None) -> Replaceable:
-    restated = frozenset(name for name in VALUE_TYPES if _values(old, name) & _values(new, name))
+    restated = frozenset(name for name in VALUE_TYPES if _values(old, name) & _stated(new, name))
     terms = [t for t in memory_terms(old.content) if t in telling]
     shared = [telling[t] for t in terms]
     named = bool((names or {}).get(old.pk, set()) & set(terms))
@@ -239,10 +253,11 @@ def _replaceable(old: Memory, new: Memory, telling: dict[str, float], *, close: 
 
 def _telling_names(memory: Memory, others: list[int], telling: dict[str, float]) -> dict[int, set[str]]:
     """Per earlier memory, the names of entities it and the change both mention that are telling words
-    (a speaker is named in too many memories to be one)."""
+    (a speaker is named in too many memories to be one). A place is none: many things happen in one town
+    ("婆婆在盐城要做复查，能不能挪到周六" had replaced the deadline set because she moves from 盐城)."""
     if not others or not telling:
         return {}
-    mine = EntityMention.objects.filter(memory=memory).values("entity_id")
+    mine = EntityMention.objects.filter(memory=memory).exclude(entity__type=EntityType.PLACE).values("entity_id")
     found: dict[int, set[str]] = {}
     for memory_id, name in (EntityMention.objects.filter(memory_id__in=others, entity_id__in=mine)
                             .values_list("memory_id", "entity__normalized_name")):
@@ -271,6 +286,20 @@ def _values(memory: Memory, name: str) -> set:
     return set(dims.get(name, []))
 
 
+def _stated(memory: Memory, name: str) -> set:
+    """The values of a type the memory states, less those it only checks against as a bound ("加上后总花费仍在 20 万
+    以内" had replaced the project's constraints through the 20 万 it repeats)."""
+    bounds = getattr(memory, "_checked_bounds", None)
+    if bounds is None:
+        bounds = {name: set() for name in VALUE_TYPES}
+        for match in CHECKED_BOUND.finditer(memory.content):
+            checked = extract_dimensions(match.group(), now=memory.occurred_at)
+            for each in VALUE_TYPES:
+                bounds[each] |= set(getattr(checked, "stated_dates" if each == "dates" else each))
+        memory._checked_bounds = bounds  # asked once per earlier memory compared: read the text once
+    return _values(memory, name) - bounds[name]
+
+
 def asks_or_confirms(memory: Memory) -> bool:
     """A question, or a check that a value still holds: it mentions a value, it does not set one."""
     return (memory.dimensions or {}).get("intent") == "question" or bool(ASKS_OR_CONFIRMS.search(memory.content))
@@ -281,7 +310,7 @@ def _changed_value_types(old: Memory, new: Memory) -> list[str]:
     one had a value the new one drops or restates beside it ("not the 24th: the 29th")."""
     changed = []
     for name in VALUE_TYPES:
-        before, after = _values(old, name), _values(new, name)
+        before, after = _values(old, name), _stated(new, name)
         if len(before) > MAX_VALUES_COMPARED or len(after) > MAX_VALUES_COMPARED:
             continue
         if before and after - before:
