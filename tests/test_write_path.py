@@ -462,7 +462,6 @@ def test_a_tools_quote_does_not_replace_the_constraint_it_answers(agent_session)
     assert not Edge.objects.filter(source=memory, relation=Relation.SUPERSEDES).exists()
 
 
-
 def test_the_agents_check_against_a_limit_does_not_replace_the_limit(agent_session):
     """"Still under Martin's sign-off" with a new total is the agent checking the limit, not changing it: the
     agent's thoughts and tool calls replace no value by the rules, and a thought is never replaced."""
@@ -484,7 +483,6 @@ def test_the_agents_check_against_a_limit_does_not_replace_the_limit(agent_sessi
     assert (edge.source_id, edge.target_id) == (limit.memories.get().pk, raised.memories.get().pk)
 
 
-
 @pytest.mark.parametrize(("limit", "check"), [
     ("The one-off spend can't go over 2,500 GBP, and the monthly bill has to stay below 450 GBP.",
      "Headcount is up: 15 mailboxes instead of 14, about 2,385 GBP, still under the 2,500 GBP limit."),
@@ -499,7 +497,6 @@ def test_a_limit_named_as_still_kept_is_not_replaced(agent_session, limit, check
     memory = constraint.memories.get()
     assert memory.status == "active"
     assert not Edge.objects.filter(source=memory, relation=Relation.SUPERSEDES).exists()
-
 
 
 def test_a_town_both_name_does_not_tie_a_change_to_an_earlier_value(agent_session):

@@ -27,6 +27,8 @@ tool's result never replaces a constraint (only whoever requires something chang
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
 
 from ..models import Edge, EdgeOrigin, EntityMention, EntityType, Memory, MemoryKind, MemoryStatus, Relation
 from ..providers import get_llm
@@ -289,15 +291,20 @@ def _values(memory: Memory, name: str) -> set:
 def _stated(memory: Memory, name: str) -> set:
     """The values of a type the memory states, less those it only checks against as a bound ("加上后总花费仍在 20 万
     以内" had replaced the project's constraints through the 20 万 it repeats)."""
-    bounds = getattr(memory, "_checked_bounds", None)
-    if bounds is None:
-        bounds = {name: set() for name in VALUE_TYPES}
-        for match in CHECKED_BOUND.finditer(memory.content):
-            checked = extract_dimensions(match.group(), now=memory.occurred_at)
-            for each in VALUE_TYPES:
-                bounds[each] |= set(getattr(checked, "stated_dates" if each == "dates" else each))
-        memory._checked_bounds = bounds  # asked once per earlier memory compared: read the text once
-    return _values(memory, name) - bounds[name]
+    return _values(memory, name) - _checked_bounds(memory.content, memory.occurred_at).get(name, frozenset())
+
+
+@lru_cache(maxsize=64)
+def _checked_bounds(content: str, now: datetime) -> dict[str, frozenset]:
+    """Per value type, the values named in the text's bound checks (cues.CHECKED_BOUND). Cached: a change is
+    compared with every earlier memory it may replace, and most texts have no bound check at all."""
+    found: dict[str, set] = {}
+    for match in CHECKED_BOUND.finditer(content):
+        checked = extract_dimensions(match.group(), now=now)
+        for value_type in VALUE_TYPES:
+            found.setdefault(value_type, set()).update(
+                getattr(checked, "stated_dates" if value_type == "dates" else value_type))
+    return {value_type: frozenset(values) for value_type, values in found.items()}
 
 
 def asks_or_confirms(memory: Memory) -> bool:
