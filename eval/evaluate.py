@@ -51,6 +51,9 @@ class EdgeResult:
     by_relation: dict[str, int] = field(default_factory=dict)  # predicted (scored) edges per relation
     # (rule, relation) -> [edges predicted, edges standing for a labelled pair]: which rules earn their edges
     by_rule: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    # The far needs of chain questions by how the engine's graph links them to another need of their question:
+    # "inferred", "structural" only, or "none". Ripple reaches a far need only along a link.
+    far_links: dict[str, int] = field(default_factory=dict)
 
 
 # The rule that made an edge, told by how its rationale begins (memory/engine/inference.py, pipeline.py,
@@ -122,15 +125,20 @@ def evaluate_edges(ingested: IngestedFile) -> EdgeResult:
     """Directed (parent, child) pairs of local ids: an engine edge stands for every pair of its endpoints' sources."""
     predicted: dict[tuple[str, str], set[str]] = {}
     by_relation: dict[str, int] = {}
-    edges = Edge.objects.filter(project=ingested.project).exclude(relation__in=UNSCORED_RELATIONS)
+    linked: dict[frozenset[str], set[str]] = {}  # either direction, every relation: what a spread can follow
     labelled = {(e.parent, e.child): e.relation for e in ingested.spec.edges}
     by_rule: dict[tuple[str, str], list[int]] = {}
-    for source_id, target_id, relation, origin, rationale in edges.values_list(
+    for source_id, target_id, relation, origin, rationale in Edge.objects.filter(project=ingested.project).values_list(
             "source_id", "target_id", "relation", "origin", "rationale"):
-        by_relation[relation] = by_relation.get(relation, 0) + 1
         parents = ingested.sources.get(source_id) or [f"#{source_id}"]
         children = ingested.sources.get(target_id) or [f"#{target_id}"]
         pairs = {(parent, child) for parent in parents for child in children if parent != child}
+        scored = relation not in UNSCORED_RELATIONS
+        for pair in pairs:
+            linked.setdefault(frozenset(pair), set()).add("inferred" if scored else "structural")
+        if not scored:
+            continue
+        by_relation[relation] = by_relation.get(relation, 0) + 1
         for pair in pairs:
             predicted.setdefault(pair, set()).add(relation)
         counts = by_rule.setdefault((edge_rule(origin, rationale), relation), [0, 0])
@@ -140,4 +148,18 @@ def evaluate_edges(ingested: IngestedFile) -> EdgeResult:
     reversed_pairs = sum(1 for (a, b) in predicted if (b, a) in labelled and (a, b) not in labelled)
     return EdgeResult(file=ingested.spec.name, language=ingested.spec.language,
                       scores=edge_scores(predicted, labelled), lost_endpoint=lost, reversed=reversed_pairs,
-                      by_relation=by_relation, by_rule=by_rule)
+                      by_relation=by_relation, by_rule=by_rule, far_links=_far_links(ingested, linked))
+
+
+def _far_links(ingested: IngestedFile, linked: dict[frozenset[str], set[str]]) -> dict[str, int]:
+    """Each far need of a chain question, by the strongest link to another need of its question."""
+    contents = {i.id: i.content for i in ingested.spec.interactions}
+    counts = {"inferred": 0, "structural": 0, "none": 0}
+    for question in ingested.spec.questions:
+        if question.type != "chain":
+            continue
+        for need in (n for n in question.needs if is_far(question.text, contents[n])):
+            kinds = set().union(*(linked.get(frozenset((need, other)), set())
+                                  for other in question.needs if other != need))
+            counts[next((kind for kind in ("inferred", "structural") if kind in kinds), "none")] += 1
+    return counts

@@ -79,6 +79,8 @@ def summarize(ingested: list[IngestedFile], questions: list[QuestionResult], edg
             "by_file": {e.file: edges_of(lambda x, f=e.file: x.file == f) for e in edges},
             "by_relation": _count_relations(edges),
             "by_rule": _count_rules(edges),
+            "far_links": {kind: sum(e.far_links.get(kind, 0) for e in edges)
+                          for kind in ("inferred", "structural", "none")},
         },
         "ingest": [_ingest_row(i) for i in ingested],
         "without_task": None,
@@ -327,6 +329,16 @@ def _edge_section(summary: dict) -> list[str]:
         *_table(["rule", "relation", "predicted", "matched", "precision"],
                 [[r["rule"], r["relation"], str(r["predicted"]), str(r["matched"]), _f(r["precision"])]
                  for r in edges["by_rule"]]), "",
+        *_far_links_lines(edges["far_links"]),
+    ]
+
+
+def _far_links_lines(far: dict[str, int]) -> list[str]:
+    """Whether chain questions' far evidence is out of the spread's reach (no link) or only outranked."""
+    return [
+        f"Far needs of the chain questions ({sum(far.values())}; they share no content word with their question, so",
+        "only a link reaches them), by their strongest link to another need of the same question: an inferred",
+        f"edge {far['inferred']}, a structural edge only {far['structural']}, no edge {far['none']}.", "",
     ]
 
 

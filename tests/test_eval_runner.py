@@ -304,6 +304,28 @@ def test_end_to_end_run_on_one_file():
     table = stdout_table(summary)
     assert all(system in table for system in systems) and "edges (P/R/F1" in table
     assert "stale memories marked superseded" in table and "targets: " in table
+    assert "Far needs of the chain questions" in report
+
+    # Far needs of chain questions, by their strongest link to another need of the question.
+    from eval.baselines import is_far
+    from eval.evaluate import evaluate_edges
+    from eval.ingest import ingest_file
+    from memory.models import Edge, Relation
+
+    contents = {i.id: i.content for i in spec.interactions}
+    far = [(q, n) for q in spec.questions if q.type == "chain" for n in q.needs if is_far(q.text, contents[n])]
+    assert far and sum(edges["far_links"].values()) == len(far)
+    fresh = ingest_file(spec)  # the run's second ingest (without a task) replaced the project `only` stands for
+    assert evaluate_edges(fresh).far_links == edges["far_links"]
+    Edge.objects.filter(project=fresh.project).delete()
+    assert evaluate_edges(fresh).far_links == {"inferred": 0, "structural": 0, "none": len(far)}
+    question, need = next((q, n) for q, n in far if fresh.kept(n) and any(fresh.kept(m) for m in q.needs if m != n))
+    other = next(m for m in question.needs if m != need and fresh.kept(m))
+    source, target = fresh.memories[other][0], fresh.memories[need][0]
+    Edge.objects.create(project=fresh.project, source_id=source, target_id=target, relation=Relation.NEXT_IN_SESSION)
+    assert evaluate_edges(fresh).far_links == {"inferred": 0, "structural": 1, "none": len(far) - 1}
+    Edge.objects.create(project=fresh.project, source_id=target, target_id=source, relation=Relation.CAUSAL)
+    assert evaluate_edges(fresh).far_links == {"inferred": 1, "structural": 0, "none": len(far) - 1}
 
 
 @pytest.mark.django_db(transaction=True)
