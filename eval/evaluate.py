@@ -56,6 +56,10 @@ class EdgeResult:
     far_links: dict[str, int] = field(default_factory=dict)
 
 
+# How a far need is linked to another need of its question, strongest first.
+FAR_LINK_KINDS = ("inferred", "structural", "none")
+
+
 # The rule that made an edge, told by how its rationale begins (memory/engine/inference.py, pipeline.py,
 # supersede.py write them); "human" and "llm" edges are named by their origin.
 RULE_PREFIXES = (("tool result", "tool call → result"), ("cue ", "causal cue word"),
@@ -154,12 +158,12 @@ def evaluate_edges(ingested: IngestedFile) -> EdgeResult:
 def _far_links(ingested: IngestedFile, linked: dict[frozenset[str], set[str]]) -> dict[str, int]:
     """Each far need of a chain question, by the strongest link to another need of its question."""
     contents = {i.id: i.content for i in ingested.spec.interactions}
-    counts = {"inferred": 0, "structural": 0, "none": 0}
+    counts = dict.fromkeys(FAR_LINK_KINDS, 0)
     for question in ingested.spec.questions:
         if question.type != "chain":
             continue
         for need in (n for n in question.needs if is_far(question.text, contents[n])):
             kinds = set().union(*(linked.get(frozenset((need, other)), set())
                                   for other in question.needs if other != need))
-            counts[next((kind for kind in ("inferred", "structural") if kind in kinds), "none")] += 1
+            counts[next((kind for kind in FAR_LINK_KINDS if kind in kinds), "none")] += 1
     return counts

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .dataset import LANGUAGES, QUESTION_TYPES
-from .evaluate import EdgeResult, QuestionResult
+from .evaluate import FAR_LINK_KINDS, EdgeResult, QuestionResult
 from .ingest import IngestedFile
 from .metrics import EMPTY_EDGE_SCORES, EdgeScores, mean
 from .targets import beats_baselines, check
@@ -79,8 +79,7 @@ def summarize(ingested: list[IngestedFile], questions: list[QuestionResult], edg
             "by_file": {e.file: edges_of(lambda x, f=e.file: x.file == f) for e in edges},
             "by_relation": _count_relations(edges),
             "by_rule": _count_rules(edges),
-            "far_links": {kind: sum(e.far_links.get(kind, 0) for e in edges)
-                          for kind in ("inferred", "structural", "none")},
+            "far_links": {kind: sum(e.far_links.get(kind, 0) for e in edges) for kind in FAR_LINK_KINDS},
         },
         "ingest": [_ingest_row(i) for i in ingested],
         "without_task": None,
