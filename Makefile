@@ -71,10 +71,12 @@ bench: setup
 soak: setup
 	$(HOLD) $(PY) -m bench.soak
 
-# The labelled set (docs/eval.md), then the held-out files nothing is tuned on (docs/eval-heldout.md).
+# The labelled set (docs/eval.md), then the held-out files nothing is tuned on (docs/eval-heldout.md), then
+# what a linker learned from the labelled edges finds on the held-out files (docs/eval-linker.md; no database).
 eval: setup
 	$(HOLD) $(PY) -m eval.run
 	$(HOLD) $(PY) -m eval.run --heldout
+	$(PY) -m eval.linker_probe
 
 lint: setup
 	$(PY) -m ruff check .

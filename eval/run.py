@@ -150,12 +150,14 @@ def run_info(argv: list[str], data: str = "eval/data", heldout: bool = False) ->
     return RunInfo(
         date=datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"), machine=machine(),
         embedder=f"{memory_settings.EMBEDDER} ({embedder.space_name}, {embedder.dimensions}-d)", llm=llm,
-        commit=_commit(), database=os.environ.get("CW_DB_NAME", "?"),
+        commit=commit_described(), database=os.environ.get("CW_DB_NAME", "?"),
         command="make eval" if not argv else "python -m eval.run " + " ".join(argv), data=data, heldout=heldout,
     )
 
 
-def _commit() -> str:
+def commit_described() -> str:
+    """The short commit, and whether the tree has changes it does not hold."""
+
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 
