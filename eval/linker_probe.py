@@ -29,6 +29,7 @@ import numpy as np
 
 from .baselines import content_terms
 from .dataset import DATA_DIR, HELDOUT_DIR, KINDS, STYLES, EvalFile, load_files
+from .metrics import EdgeScores
 
 ROOT = Path(__file__).resolve().parent.parent
 WINDOW = 8  # earlier turns of the child's own session that are candidates
@@ -159,28 +160,14 @@ def _group(style: str, parent: Turn, child: Turn) -> str:
     return f"{style}, {'same session' if parent.session == child.session else 'across sessions'}"
 
 
-@dataclass(frozen=True)
-class Score:
-    threshold: float
-    found: int  # labelled pairs at or above the threshold
-    linked: int  # pairs at or above the threshold
-    total: int  # labelled dependencies, found by a candidate or not
-
-    @property
-    def precision(self) -> float:
-        return self.found / self.linked if self.linked else 0.0
-
-    @property
-    def recall(self) -> float:
-        return self.found / self.total if self.total else 0.0
-
-
-def score(probabilities: np.ndarray, pairs: Pairs, threshold: float, group: str | None = None) -> Score:
+def score(probabilities: np.ndarray, pairs: Pairs, threshold: float, group: str | None = None) -> EdgeScores:
+    """Pairs at or above the threshold against every labelled dependency (of the group), found by a candidate
+    or not; relations are not judged here."""
     chosen = probabilities >= threshold
     if group is not None:
         chosen &= np.array([g == group for g in pairs.groups], dtype=bool)
     total = pairs.labels[group] if group is not None else pairs.total
-    return Score(threshold, int((chosen & pairs.labelled).sum()), int(chosen.sum()), total)
+    return EdgeScores(int((chosen & pairs.labelled).sum()), int(chosen.sum()), total, 0)
 
 
 def models() -> dict[str, Callable[[], object]]:
@@ -220,11 +207,12 @@ def chosen_threshold(probabilities: np.ndarray, pairs: Pairs) -> float:
 class ModelResult:
     name: str
     threshold: float
-    tuned: Score  # out of fold
-    heldout: Score
-    tuned_groups: dict[str, Score]  # out of fold
-    heldout_groups: dict[str, Score]
-    best_heldout_recall: Score  # the held-out recall of the best threshold with precision >= the bar, for reference
+    tuned: EdgeScores  # out of fold
+    heldout: EdgeScores
+    tuned_groups: dict[str, EdgeScores]  # out of fold
+    heldout_groups: dict[str, EdgeScores]
+    # For reference: the held-out threshold of most recall with precision >= the bar, and its scores.
+    best_heldout: tuple[float, EdgeScores]
 
 
 def probe(tuned: Sequence[EvalFile], heldout: Sequence[EvalFile],
@@ -238,8 +226,10 @@ def probe(tuned: Sequence[EvalFile], heldout: Sequence[EvalFile],
         model = make()
         model.fit(train.features, train.labelled)
         probabilities = model.predict_proba(test.features)[:, 1]
-        reaching = [s for s in (score(probabilities, test, t) for t in THRESHOLDS) if s.precision >= MIN_PRECISION]
-        best = max(reaching, key=lambda s: s.recall) if reaching else score(probabilities, test, THRESHOLDS[-1])
+        reaching = [(t, s) for t, s in ((t, score(probabilities, test, t)) for t in THRESHOLDS)
+                    if s.precision >= MIN_PRECISION]
+        best = max(reaching, key=lambda ts: ts[1].recall) if reaching else (
+            THRESHOLDS[-1], score(probabilities, test, THRESHOLDS[-1]))
         results.append(ModelResult(name, threshold, tuned_score, score(probabilities, test, threshold),
                                    {g: score(folded, train, threshold, g) for g in GROUPS},
                                    {g: score(probabilities, test, threshold, g) for g in GROUPS}, best))
@@ -251,8 +241,8 @@ def coverage(pairs: Pairs) -> str:
 
 
 def markdown(train: Pairs, test: Pairs, results: list[ModelResult], header: str) -> str:
-    def ps(s: Score) -> str:
-        return f"{s.precision:.2f} / {s.recall:.2f} ({s.found} of {s.linked} linked)"
+    def ps(s: EdgeScores) -> str:
+        return f"{s.precision:.2f} / {s.recall:.2f} ({s.true_positives} of {s.predicted} linked)"
 
     lines = [
         "# Could a learned linker find the dependencies? (`eval/linker_probe.py`)", "", header, "",
@@ -273,13 +263,13 @@ def markdown(train: Pairs, test: Pairs, results: list[ModelResult], header: str)
         "|---|---|---|---|---|",
     ]
     lines += [f"| {r.name} | {r.threshold:.2f} | {ps(r.tuned)} | {ps(r.heldout)} | "
-              f"{ps(r.best_heldout_recall)} at {r.best_heldout_recall.threshold:.2f} |" for r in results]
+              f"{ps(r.best_heldout[1])} at {r.best_heldout[0]:.2f} |" for r in results]
     lines += ["", "## By where the dependency lies (at the chosen threshold)", "",
               "Found of labelled (pairs linked): the tuned files out of fold, then the held-out files.", "",
               "| model | files | " + " | ".join(GROUPS) + " |", "|---|---|" + "---|" * len(GROUPS)]
     for r in results:
         for files, groups in (("tuned", r.tuned_groups), ("held-out", r.heldout_groups)):
-            lines.append(f"| {r.name} | {files} | " + " | ".join(f"{s.found} of {s.total} ({s.linked})"
+            lines.append(f"| {r.name} | {files} | " + " | ".join(f"{s.true_positives} of {s.labelled} ({s.predicted})"
                                                                  for s in groups.values()) + " |")
     return "\n".join(lines) + "\n"
 

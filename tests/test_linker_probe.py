@@ -49,14 +49,14 @@ def test_score_counts_found_linked_and_every_labelled_dependency():
     pairs = _pairs([True, False, True, False])
     pairs.labels[GROUPS[0]] += 2  # two more labelled dependencies that no candidate reaches
     result = score(np.array([0.9, 0.8, 0.2, 0.1]), pairs, 0.5)
-    assert (result.found, result.linked, result.total) == (1, 2, 4)
+    assert (result.true_positives, result.predicted, result.labelled) == (1, 2, 4)
     assert result.precision == 0.5 and result.recall == 0.25
 
 
 def test_score_by_group_counts_that_group_only():
     pairs = _pairs([True, True, False], [GROUPS[0], GROUPS[1], GROUPS[1]])
     result = score(np.array([0.9, 0.9, 0.9]), pairs, 0.5, GROUPS[1])
-    assert (result.found, result.linked, result.total) == (1, 2, 1)
+    assert (result.true_positives, result.predicted, result.labelled) == (1, 2, 1)
 
 
 def test_chosen_threshold_is_the_lowest_that_reaches_the_precision_bar():
@@ -83,7 +83,7 @@ def test_probe_on_real_files_learns_the_tool_results_and_reports_both_sets():
     for result in results:
         assert result.tuned.precision >= MIN_PRECISION  # the threshold was chosen for it
         same_session = result.heldout_groups["agent, same session"]
-        assert same_session.found > same_session.total / 2  # a tool's result follows its call: learnable
-        assert sum(s.total for s in result.heldout_groups.values()) == test.total
+        assert same_session.true_positives > same_session.labelled / 2  # a tool's result follows its call: learnable
+        assert sum(s.labelled for s in result.heldout_groups.values()) == test.total
     report = markdown(train, test, results, "header")
     assert "| logistic regression | held-out |" in report and "agent, same session" in report
