@@ -37,11 +37,8 @@ CROSS_TOP = 6  # and the most similar earlier turns of the project's other sessi
 MIN_PRECISION = 0.5  # issue 11's bar for inferred edges
 THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.05, 0.91, 0.01))
 FOLDS = 5
-SPEAKER = re.compile(r"^\s*([^:：]{1,20})[:：]")
-QUESTION = re.compile(r"[?？]|吗|呢")
 VALUE = re.compile(r"\d+(?:[.:/,-]\d+)*")
-CAUSE_CUE = re.compile(r"\b(because|so|therefore|since|that's why|which is why|as a result)\b"
-                       r"|因为|所以|因此|由于|结果|难怪", re.I)
+# Words pointing back at something said before: the one signal here the engine's rules do not read.
 REFERRING_CUE = re.compile(r"\b(that|those|the one|last time|remember|you said|you mentioned|earlier|still|again|"
                            r"as planned|the same)\b|上次|之前|那个|那家|你说|你提|还是|又|照旧|记得", re.I)
 BASE_FEATURES = (
@@ -62,9 +59,11 @@ class Turn:
     position: int
     kind: str
     speaker: str
-    text: str
     terms: frozenset[str]
     values: frozenset[str]
+    asks: bool  # the engine's question pattern (extraction.classify)
+    cause_cue: bool  # the engine's causal cue words (inference.CAUSAL)
+    refers: bool  # REFERRING_CUE
 
 
 @dataclass
@@ -83,13 +82,20 @@ class Pairs:
 
 
 def turns_of(spec: EvalFile) -> list[Turn]:
+    """Each interaction with what the features read of it; speakers, questions and cause cues as the engine
+    tells them (imported here: they need Django set up)."""
+    from memory.engine.cues import turn_speaker
+    from memory.engine.extraction.classify import QUESTION_RE
+    from memory.engine.inference import CAUSAL
+
     turns = []
     for index, session in enumerate(spec.sessions):
         for position, item in enumerate(session.interactions):
-            said = SPEAKER.match(item.content) if spec.style == "conversation" else None
-            turns.append(Turn(item.id, index, position, item.kind, said.group(1) if said else item.kind,
-                              item.content, frozenset(content_terms(item.content)),
-                              frozenset(VALUE.findall(item.content))))
+            text = item.content
+            speaker = (turn_speaker(text, item.metadata) if spec.style == "conversation" else None) or item.kind
+            turns.append(Turn(item.id, index, position, item.kind, speaker, frozenset(content_terms(text)),
+                              frozenset(VALUE.findall(text)), bool(QUESTION_RE.search(text)),
+                              bool(CAUSAL.search(text)), bool(REFERRING_CUE.search(text))))
     return turns
 
 
@@ -106,14 +112,14 @@ def pair_features(style: str, parent: Turn, child: Turn, cosine: float, rank: in
     same = parent.session == child.session
     distance = child.position - parent.position if same else 0
     shared = parent.terms & child.terms
-    asks = bool(QUESTION.search(parent.text))
+    asks = parent.asks
     conversation = style == "conversation"
     base = [
         cosine, 1.0 / (1 + rank), float(same), math.log1p(distance), float(same and distance == 1),
         float(same and distance == 2), len(shared) / (1 + len(child.terms)), sum(idf[t] for t in shared) / 10,
         float(bool(parent.values & child.values)), float(parent.speaker == child.speaker), float(asks),
         float(asks and same and distance == 1 and parent.speaker != child.speaker),
-        float(bool(CAUSE_CUE.search(child.text))), float(bool(REFERRING_CUE.search(child.text))),
+        float(child.cause_cue), float(child.refers),
         float(conversation), 0.0 if same else (child.session - parent.session) / 5,
         cosine if conversation else 0.0, 0.0 if same else cosine,
     ]
@@ -129,7 +135,7 @@ def pairs_of(files: Sequence[EvalFile], embed: Embed) -> Pairs:
     labels: Counter = Counter()
     for spec in files:
         turns = turns_of(spec)
-        vectors = embed([t.text for t in turns])
+        vectors = embed([i.content for i in spec.interactions])
         at = {t.id: t for t in turns}
         deps = {(e.parent, e.child) for e in spec.edges if e.relation != "supersedes"}
         for parent, child in deps:

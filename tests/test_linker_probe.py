@@ -25,7 +25,7 @@ from eval.linker_probe import (
 
 
 def _turn(index: int, session: int, position: int) -> Turn:
-    return Turn(f"t{index}", session, position, "user_input", "A", "text", frozenset(), frozenset())
+    return Turn(f"t{index}", session, position, "user_input", "A", frozenset(), frozenset(), False, False, False)
 
 
 def _pairs(labelled: list[bool], groups: list[str] | None = None) -> Pairs:
