@@ -51,6 +51,13 @@ class NotPromotable(MemoryEngineError):
     code = "not_promotable"
 
 
+class NotRetryable(MemoryEngineError):
+    """Only a failed interaction, or a kept one with failed stages, can be retried."""
+
+    status_code = 409
+    code = "not_retryable"
+
+
 class IdempotencyConflict(MemoryEngineError):
     """An idempotency key came back with different content: answering "duplicate" would drop it."""
 

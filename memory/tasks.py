@@ -10,8 +10,8 @@ from procrastinate.exceptions import AlreadyEnqueued
 
 from contextweaver_site.request_id import bound as bound_request_id
 
-from .engine.pipeline import interaction_mark_failed, interaction_process_with_followers
-from .errors import ProcessingFailed
+from .engine.pipeline import interaction_mark_failed, interaction_process_with_followers, interaction_retry
+from .errors import NotRetryable, ProcessingFailed
 from .models import AgentSession, Interaction
 
 logger = logging.getLogger(__name__)
@@ -45,6 +45,36 @@ def _process(interaction_id: int) -> None:
     except Exception as exc:
         interaction_mark_failed(interaction_id=interaction_id, error=exc)
         raise
+
+
+RETRY_AFTER_SECONDS = 30  # the first retry of failed stages; the queue's back-off spaces the later ones
+
+
+@app.task(queue=INGEST_QUEUE, retry=RetryStrategy(max_attempts=4, exponential_wait=30), pass_context=False)
+def retry_interaction(interaction_id: int) -> None:
+    """Run a kept interaction's failed stages again (engine/stages.py); raises while some still fail, so the
+    queue tries again with back-off. After the last attempt they stay recorded for a person's retry."""
+    try:
+        interaction = interaction_retry(interaction_id=interaction_id)
+    except (Interaction.DoesNotExist, NotRetryable):
+        return  # forgotten meanwhile, or retried already by a person
+    if interaction.stage_errors:
+        still = ", ".join(sorted(interaction.stage_errors))
+        raise ProcessingFailed(f"interaction {interaction_id}: stages still failing: {still}")
+
+
+def retry_job(interaction_id: int) -> None:
+    """Queue the retry of an interaction's failed stages, unless one is waiting already."""
+    try:
+        retry_interaction.configure(queueing_lock=f"retry:{interaction_id}", lock=session_lock_of(interaction_id),
+                                    schedule_in={"seconds": RETRY_AFTER_SECONDS}).defer(interaction_id=interaction_id)
+    except AlreadyEnqueued:
+        pass
+
+
+def session_lock_of(interaction_id: int) -> str:
+    session_id = Interaction.objects.filter(pk=interaction_id).values_list("session_id", flat=True).first()
+    return session_lock(session_id or 0)
 
 
 @app.task(queue=INGEST_QUEUE, retry=RetryStrategy(max_attempts=3, exponential_wait=2), pass_context=False)

@@ -104,6 +104,10 @@ MATRIX: dict[tuple[str, str], Row] = {
     # Promote is a person's curation act: tokens are refused even for their own project.
     ("api/projects/<slug:project_slug>/sessions/<int:session_id>/interactions/<int:interaction_id>/promote/", "POST"):
         Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200)),
+    # Retry runs again what failed: the agent's token and curators+. <interaction_id> is filtered, so nothing
+    # of it failed: those allowed get 409 (their access was granted before the state was checked).
+    ("api/projects/<slug:project_slug>/sessions/<int:session_id>/interactions/<int:interaction_id>/retry/", "POST"):
+        Row((401, 401, 401, 403, 409, 403, 409, 409, 403, 409)),
     ("api/projects/<slug:project_slug>/sessions/<int:session_id>/graph/", "GET"):
         Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
     ("api/projects/<slug:project_slug>/sessions/<int:session_id>/changes/", "GET"):

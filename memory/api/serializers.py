@@ -130,7 +130,7 @@ class InteractionOutput(serializers.ModelSerializer):
     class Meta:
         model = Interaction
         fields = ["id", "session_id", "kind", "content", "metadata", "occurred_at", "received_at",
-                  "idempotency_key", "status", "scores", "reason", "error", "memory_ids"]
+                  "idempotency_key", "status", "scores", "reason", "error", "stage_errors", "memory_ids"]
 
     def get_memory_ids(self, obj: Interaction) -> list[int]:
         return sorted(m.pk for m in obj.memories.all())
@@ -157,6 +157,10 @@ class AcceptedOutput(serializers.Serializer):
     duplicate = serializers.BooleanField(help_text="True when the idempotency key matched an earlier request.")
     memory_ids = serializers.ListField(child=serializers.IntegerField())
     reason = serializers.CharField()
+    error = serializers.CharField(help_text="Why processing failed (status failed): it is retried; empty otherwise.")
+    stage_errors = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="Stages that failed while the memory was kept without them ({stage: reason}); retried later.")
 
 
 class AcceptedBatchOutput(serializers.Serializer):

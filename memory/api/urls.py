@@ -10,6 +10,8 @@ urlpatterns = [
          views.InteractionDetailApi.as_view(), name="api-interaction"),
     path("projects/<slug:project_slug>/sessions/<int:session_id>/interactions/<int:interaction_id>/promote/",
          views.InteractionPromoteApi.as_view(), name="api-interaction-promote"),
+    path("projects/<slug:project_slug>/sessions/<int:session_id>/interactions/<int:interaction_id>/retry/",
+         views.InteractionRetryApi.as_view(), name="api-interaction-retry"),
     path("projects/<slug:project_slug>/sessions/<int:session_id>/graph/", views.SessionGraphApi.as_view(),
          name="api-graph"),
     path("projects/<slug:project_slug>/sessions/<int:session_id>/changes/", views.SessionChangesApi.as_view(),

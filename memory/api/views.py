@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from ..access import Access
 from ..engine.ingest import InteractionInput, interactions_accept
 from ..engine.maintenance.forget import memory_forget
-from ..engine.pipeline import interaction_process_safely, interaction_promote
+from ..engine.pipeline import interaction_process_safely, interaction_promote, interaction_retry
 from ..engine.projects import session_create
 from ..engine.recall import RecallQuery, memory_recall
 from ..engine.recall.config import recall_defaults
@@ -111,7 +111,8 @@ def _interaction_inputs(request) -> list[InteractionInput]:
 
 def _accepted_row(interaction: Interaction, *, duplicate: bool) -> dict:
     return {"id": interaction.pk, "status": interaction.status, "duplicate": duplicate,
-            "memory_ids": sorted(m.pk for m in interaction.memories.all()), "reason": interaction.reason}
+            "memory_ids": sorted(m.pk for m in interaction.memories.all()), "reason": interaction.reason,
+            "error": interaction.error, "stage_errors": interaction.stage_errors}
 
 
 class InteractionDetailApi(APIView):
@@ -143,6 +144,20 @@ class InteractionPromoteApi(APIView):
         if not session.interactions.filter(pk=interaction_id).exists():
             raise NotFound(f"No interaction {interaction_id} in session {session_id}.")
         interaction_promote(interaction_id=interaction_id, actor=actor_of(request))
+        interaction = session.interactions.prefetch_related("memories").get(pk=interaction_id)
+        return Response(s.InteractionOutput(interaction, context=_reader(access, [interaction])).data)
+
+
+class InteractionRetryApi(APIView):
+    @extend_schema(request=None, responses={200: s.InteractionOutput,
+                                            409: OpenApiResponse(description="Nothing of it failed")},
+                   summary="Run again what failed: a failed interaction, or a kept one's failed stages")
+    def post(self, request, project_slug: str, session_id: int, interaction_id: int):
+        access = request_access(request, project_slug, min_role=Role.CURATOR)
+        session = session_for(access.project, session_id)
+        if not session.interactions.filter(pk=interaction_id).exists():
+            raise NotFound(f"No interaction {interaction_id} in session {session_id}.")
+        interaction_retry(interaction_id=interaction_id, actor=actor_of(request))
         interaction = session.interactions.prefetch_related("memories").get(pk=interaction_id)
         return Response(s.InteractionOutput(interaction, context=_reader(access, [interaction])).data)
 

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
@@ -77,8 +77,8 @@ def changes_deferred() -> Iterator[None]:
 
     Use inside the transaction (the block must end before the commit); the changes' ids are set
     at the block's end. Nested use joins the outer block. A change recorded inside a savepoint that
-    is then rolled back would still be appended, so record changes outside such savepoints (the
-    pipeline's only savepoint, creating an entity, records none).
+    is then rolled back would still be appended, so a savepoint that records changes is opened with
+    `changes_savepoint`, which drops them with it.
     """
     if _pending.changes is not None:
         yield
@@ -91,6 +91,20 @@ def changes_deferred() -> Iterator[None]:
         _pending.changes = None
     if changes:
         _append(changes)
+
+
+@contextmanager
+def changes_savepoint() -> Iterator[None]:
+    """A savepoint whose changes are dropped with it when the block raises: the pipeline runs each stage in
+    one, so a failed stage leaves neither rows nor change-log entries behind, and the rest is kept."""
+    queued = len(_pending.changes) if _pending.changes is not None else None
+    try:
+        with transaction.atomic():
+            yield
+    except BaseException:
+        if queued is not None and _pending.changes is not None:
+            del _pending.changes[queued:]
+        raise
 
 
 def changes_append_select(*, project: Project, actor: str, op: str, object_type: str, rows_sql: str,

@@ -12,10 +12,13 @@ from enum import StrEnum
 
 class Op(StrEnum):
     SESSION_CREATED = "session.created"
+    SESSION_DELETED = "session.deleted"  # a hard forget of the whole session: it and all it held are gone
     INTERACTION_RECEIVED = "interaction.received"
     INTERACTION_KEPT = "interaction.kept"  # the write path made (or attached it to) a memory
     INTERACTION_FILTERED = "interaction.filtered"  # the selective filter dropped it
     INTERACTION_PROMOTED = "interaction.promoted"  # a person kept what the filter dropped
+    INTERACTION_FAILED = "interaction.failed"  # processing raised: kept as it came, retried (error says why)
+    INTERACTION_RETRIED = "interaction.retried"  # failed stages (or a failed interaction) run again
     INTERACTION_REDACTED = "interaction.redacted"  # forgotten text removed from it
     MEMORY_CREATED = "memory.created"
     MEMORY_UPDATED = "memory.updated"

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
-from ..errors import NotPromotable, ProcessingFailed
+from ..errors import NotPromotable, NotRetryable, ProcessingFailed
 from ..models import (
     AgentSession,
     EmbeddingSpace,
@@ -33,13 +32,32 @@ from ..providers.base import Embedder, Vector
 from .changelog import ENGINE_ACTOR, change_record, changes_deferred
 from .cues import speaker_label, turn_speaker
 from .entities import entities_named, mentions_link
-from .extraction import Dimensions, extract_dimensions, segment, term_overlap, with_llm_dimensions
+from .extraction import (
+    AttributeValue,
+    Dimensions,
+    ExtractedEntity,
+    extract_dimensions,
+    segment,
+    term_overlap,
+    with_llm_dimensions,
+)
 from .inference import DEFAULT_EDGE_THRESHOLD, Candidate, Proposal, edges_apply, infer
 from .layout import layout_soon
 from .operations import Op
 from .rows import memory_columns
-from .scoring import Evidence, Scores, filter_settings, score
+from .scoring import Evidence, Scores, filter_settings, memory_kind, score
 from .snapshots import interaction_snapshot, memory_snapshot
+from .stages import (
+    DIMENSIONS,
+    EDGES,
+    ENTITIES,
+    SCORING,
+    SUPERSEDE,
+    error_text,
+    stage_run,
+    stages_from,
+    storable_check,
+)
 from .supersede import supersede_apply
 from .vector_index import Neighbour, cached_space_for, nearest, vector_literal
 
@@ -86,7 +104,8 @@ def _locked(interaction_ids: list[int]) -> dict[int, Interaction]:
 def _process(interaction_id: int, promoted_by: str | None = None, interaction: Interaction | None = None
              ) -> Interaction:
     """The write path for one interaction, inside the caller's transaction (which may have locked and
-    loaded it already: `interaction`)."""
+    loaded it already: `interaction`). The vector and the memory row are the core; each stage after them
+    runs on its own (stages.py), so a failed stage is recorded on the interaction and costs only itself."""
     if interaction is None:
         interaction = _locked([interaction_id])[interaction_id]
     allowed = (InteractionStatus.FILTERED,) if promoted_by else PROCESSABLE
@@ -96,13 +115,48 @@ def _process(interaction_id: int, promoted_by: str | None = None, interaction: I
     embedder = get_embedder()
     space = cached_space_for(embedder)
     vector = embedder.embed_one(interaction.content)
-    dims = extract_dimensions(interaction.content, now=interaction.occurred_at, kind=interaction.kind,
-                              earlier=lambda: _turns_before(interaction))
-    known = entities_named(project_id=interaction.project_id, found=dims.entities + dims.tentative_entities)
-    confirmed = [e for e in dims.tentative_entities if e.normalized in known]  # "Dale" opening a sentence
-    dims = replace(dims, entities=dims.entities + confirmed, tentative_entities=[])
+    failures: dict[str, str] = {}
+    dims, known = stage_run(DIMENSIONS, failures, lambda: _dimensions(interaction), (Dimensions.empty(), {}))
     neighbours = nearest(space=space, vector=vector, k=TOP_K_SIMILAR, project_id=interaction.project_id,
                          session_id=interaction.session_id, statuses=(MemoryStatus.ACTIVE,))
+    scored = stage_run(SCORING, failures, lambda: _scored(interaction, embedder, vector, dims, known, neighbours),
+                       None)
+    scores, dims = scored if scored else (_unscored(interaction, failures[SCORING]), dims)
+    if promoted_by:
+        scores = replace(scores, keep=True, duplicate_of=None,
+                         reason=f"promoted by {promoted_by} (the filter said: {scores.reason})")
+    if scores.duplicate_of:
+        Memory.objects.get(pk=scores.duplicate_of).sources.add(interaction)
+    memory = _memory_create(interaction, scores, dims, vector, space, neighbours, known, failures) \
+        if scores.keep else None
+    interaction.status = InteractionStatus.KEPT if memory else InteractionStatus.FILTERED
+    interaction.scores, interaction.reason = scores.to_json(), scores.reason
+    interaction.error, interaction.processed_at, interaction.stage_errors = "", timezone.now(), failures
+    interaction.save(update_fields=["status", "scores", "reason", "error", "processed_at", "stage_errors"])
+    change_record(
+        project=interaction.project, session=interaction.session, actor=promoted_by or ENGINE_ACTOR,
+        op=Op.INTERACTION_PROMOTED if promoted_by else f"interaction.{interaction.status}",
+        object_type="interaction", object_id=interaction.pk, before=before, after=interaction_snapshot(interaction),
+    )
+    if failures:
+        retry_soon(interaction.pk)
+    return interaction
+
+
+def _dimensions(interaction: Interaction) -> tuple[Dimensions, dict[str, Entity]]:
+    """The interaction's dimensions, with the tentative names the project knows moved into its entities,
+    and those known entities by name."""
+    dims = extract_dimensions(interaction.content, now=interaction.occurred_at, kind=interaction.kind,
+                              earlier=lambda: _turns_before(interaction))
+    storable_check(dims.to_json())
+    known = entities_named(project_id=interaction.project_id, found=dims.entities + dims.tentative_entities)
+    confirmed = [e for e in dims.tentative_entities if e.normalized in known]  # "Dale" opening a sentence
+    return replace(dims, entities=dims.entities + confirmed, tentative_entities=[]), known
+
+
+def _scored(interaction: Interaction, embedder: Embedder, vector: Vector, dims: Dimensions,
+            known: dict[str, Entity], neighbours: list[Neighbour]) -> tuple[Scores, Dimensions]:
+    """The filter's scores, and the dimensions with what the LLM judge saw merged in (when one judged)."""
     evidence = Evidence(
         task_similarity=_task_similarity(interaction.session, embedder, vector),
         nearest_memory_id=neighbours[0].memory_id if neighbours else None,
@@ -112,24 +166,17 @@ def _process(interaction_id: int, promoted_by: str | None = None, interaction: I
         values_differ_from_nearest=bool(neighbours) and _values(dims.to_json()) != _values(
             Memory.objects.filter(pk=neighbours[0].memory_id).values_list("dimensions", flat=True).first() or {}),
     )
-    scores = score(interaction, evidence, filter_settings(interaction.project, space.name))
-    if promoted_by:
-        scores = replace(scores, keep=True, duplicate_of=None,
-                         reason=f"promoted by {promoted_by} (the filter said: {scores.reason})")
-    dims = with_llm_dimensions(dims, scores.extra.get("llm_dimensions"), interaction.content)
-    if scores.duplicate_of:
-        Memory.objects.get(pk=scores.duplicate_of).sources.add(interaction)
-    memory = _memory_create(interaction, scores, dims, vector, space, neighbours, known) if scores.keep else None
-    interaction.status = InteractionStatus.KEPT if memory else InteractionStatus.FILTERED
-    interaction.scores, interaction.reason = scores.to_json(), scores.reason
-    interaction.error, interaction.processed_at = "", timezone.now()
-    interaction.save(update_fields=["status", "scores", "reason", "error", "processed_at"])
-    change_record(
-        project=interaction.project, session=interaction.session, actor=promoted_by or ENGINE_ACTOR,
-        op=Op.INTERACTION_PROMOTED if promoted_by else f"interaction.{interaction.status}",
-        object_type="interaction", object_id=interaction.pk, before=before, after=interaction_snapshot(interaction),
-    )
-    return interaction
+    scores = score(interaction, evidence, filter_settings(interaction.project, embedder.space_name))
+    merged = with_llm_dimensions(dims, scores.extra.get("llm_dimensions"), interaction.content)
+    storable_check(merged.to_json())
+    return scores, merged
+
+
+def _unscored(interaction: Interaction, error: str) -> Scores:
+    """Kept unjudged when the filter itself failed: dropping what nobody judged could lose it, and a person
+    can still forget it. The scores are the middle of the scale until a retry judges it."""
+    return Scores(True, memory_kind(interaction, Dimensions.empty()), 3.0, 3.0, 3.0, 3.0,
+                  f"kept unjudged: the filter failed ({error})", extra={"judge": "none", "filter_error": error})
 
 
 def interaction_promote(*, interaction_id: int, actor: str) -> Interaction:
@@ -202,9 +249,109 @@ def _embed_ahead(contents: list[str]) -> None:
 
 
 def interaction_mark_failed(*, interaction_id: int, error: BaseException) -> None:
-    Interaction.objects.filter(pk=interaction_id, status__in=PROCESSABLE).update(
-        status=InteractionStatus.FAILED, error=f"{type(error).__name__}: {error}"[:2000], attempts=F("attempts") + 1
-    )
+    """Record that processing raised: the interaction stays as it came (`failed`, retried), with a readable
+    reason, and the change log tells the agent's and people's views at once."""
+    with transaction.atomic():
+        interaction = (Interaction.objects.select_for_update(of=("self",)).select_related("session", "project")
+                       .filter(pk=interaction_id, status__in=PROCESSABLE).first())
+        if interaction is None:
+            return
+        before = interaction_snapshot(interaction)
+        interaction.status, interaction.error = InteractionStatus.FAILED, error_text(error)
+        interaction.attempts += 1
+        interaction.save(update_fields=["status", "error", "attempts"])
+        change_record(project=interaction.project, session=interaction.session, actor=ENGINE_ACTOR,
+                      op=Op.INTERACTION_FAILED, object_type="interaction", object_id=interaction.pk,
+                      before=before, after=interaction_snapshot(interaction))
+
+
+def interaction_retry(*, interaction_id: int, actor: str = ENGINE_ACTOR) -> Interaction:
+    """Run again what failed: a failed interaction through the whole write path, a kept one's failed stages
+    on its memory (stages.stages_from). Whatever still fails is recorded again; nothing kept is dropped.
+
+    Raises NotRetryable when nothing failed (pending, filtered, or kept whole)."""
+    status, errors = Interaction.objects.filter(pk=interaction_id).values_list("status", "stage_errors").get()
+    if status == InteractionStatus.FAILED:
+        interaction_process_safely(interaction_id=interaction_id)
+        return Interaction.objects.get(pk=interaction_id)
+    if status != InteractionStatus.KEPT or not errors:
+        raise NotRetryable(f"Interaction {interaction_id} is {status} and nothing of it failed; only failed "
+                           "interactions and kept ones with failed stages can be retried.")
+    with transaction.atomic(), changes_deferred():
+        interaction = _locked([interaction_id])[interaction_id]
+        memory = Memory.objects.select_related("project", "session").filter(
+            sources=interaction).exclude(status=MemoryStatus.FORGOTTEN).order_by("pk").first()
+        if not interaction.stage_errors or memory is None:
+            return interaction  # done by another retry meanwhile, or its memory was forgotten
+        before = interaction_snapshot(interaction)
+        _stages_rerun(interaction, memory, stages_from(interaction.stage_errors))
+        change_record(project=interaction.project, session=interaction.session, actor=actor, op=Op.INTERACTION_RETRIED,
+                      object_type="interaction", object_id=interaction.pk, before=before,
+                      after=interaction_snapshot(interaction))
+        layout_soon(interaction.session_id)
+        return interaction
+
+
+def _stages_rerun(interaction: Interaction, memory: Memory, stages: tuple[str, ...]) -> None:
+    """The failed stages of a kept interaction, on the memory made from it (the caller's transaction)."""
+    failures: dict[str, str] = {}
+    embedder = get_embedder()
+    space = cached_space_for(embedder)
+    vector = embedder.embed_one(memory.content)
+    memory_before = memory_snapshot(memory)
+    if DIMENSIONS in stages:
+        dims, known = stage_run(DIMENSIONS, failures, lambda: _dimensions(interaction), (None, {}))
+        if dims is not None:
+            memory.dimensions = {**dims.to_json(), "source_kind": interaction.kind}
+    else:
+        dims, known = _stored_dimensions(memory), {}
+    neighbours = [n for n in nearest(space=space, vector=vector, k=TOP_K_SIMILAR + 1, project_id=memory.project_id,
+                                     session_id=memory.session_id, statuses=(MemoryStatus.ACTIVE,))
+                  if n.memory_id != memory.pk][:TOP_K_SIMILAR]
+    if SCORING in stages:
+        judged = dims or Dimensions.empty()
+        scored = stage_run(SCORING, failures, lambda: _scored(interaction, embedder, vector, judged, known, neighbours),
+                           None)
+        if scored:  # judged now; kept all the same (a person forgets what should not stay)
+            scores, dims = scored
+            memory.kind, memory.importance = scores.kind, scores.importance
+            memory.relevance, memory.novelty = scores.relevance, scores.novelty
+            interaction.scores, interaction.reason = scores.to_json(), scores.reason
+    if memory_snapshot(memory) != memory_before:
+        memory.save(update_fields=["dimensions", "kind", "importance", "relevance", "novelty", "updated_at"])
+        change_record(project=memory.project, session=memory.session, actor=ENGINE_ACTOR, op=Op.MEMORY_UPDATED,
+                      object_type="memory", object_id=memory.pk, before=memory_before, after=memory_snapshot(memory))
+    if dims is not None:
+        memory.source_interaction = interaction
+        _memory_link(Linking(memory, interaction, dims, vector, space, neighbours, known, new=False), stages, failures)
+    else:
+        failures.update({stage: failures[DIMENSIONS] for stage in stages if stage != DIMENSIONS})
+    interaction.stage_errors = failures
+    interaction.save(update_fields=["stage_errors", "scores", "reason"])
+
+
+def _stored_dimensions(memory: Memory) -> Dimensions:
+    """The dimensions a memory holds, as the stages after extraction read them (entities, attributes)."""
+    data = memory.dimensions or {}
+    entities = [ExtractedEntity(**e) for e in data.get("entities", []) if isinstance(e, dict)]
+    attributes = [AttributeValue(**a) for a in data.get("attributes", []) if isinstance(a, dict)]
+    return replace(Dimensions.empty(), entities=entities, attributes=attributes)
+
+
+def retry_soon(interaction_id: int) -> None:
+    """Run a kept interaction's failed stages again later: a job on the queue with back-off once this
+    transaction commits (queue mode; inline ingest leaves it to the retry button and API)."""
+    from ..conf import memory_settings
+
+    if memory_settings.INGEST_MODE != "queue":
+        return
+
+    def start() -> None:
+        from ..tasks import retry_job
+
+        retry_job(interaction_id)
+
+    transaction.on_commit(start)
 
 
 VALUE_KEYS = ("numbers", "dates", "times", "amounts", "identifiers", "urls", "paths")
@@ -221,10 +368,10 @@ def _task_similarity(session: AgentSession, embedder: Embedder, vector: Vector) 
 
 
 def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, vector: Vector,
-                   space: EmbeddingSpace, neighbours: list[Neighbour], known: dict[str, Entity]) -> Memory:
+                   space: EmbeddingSpace, neighbours: list[Neighbour], known: dict[str, Entity],
+                   failures: dict[str, str]) -> Memory:
     session, project = interaction.session, interaction.project
-    recent = _recent(session.pk)
-    previous = recent[0] if recent else None
+    recent = _recent(session.pk)  # before the memory exists: the latest of the session are its predecessors
     memory = Memory.objects.create(
         project=project, session=session, content=interaction.content,
         search_text=" ".join(segment(interaction.content)),
@@ -235,18 +382,68 @@ def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, v
     memory.source_interaction = interaction  # read by inference instead of querying memory.sources
     change_record(project=project, session=session, actor=ENGINE_ACTOR, op=Op.MEMORY_CREATED,
                   object_type="memory", object_id=memory.pk, after=memory_snapshot(memory))
-    entities, _created = mentions_link(memory=memory, found=dims.entities, known=known)
-    candidates = _candidates(memory, vector, space, neighbours, _topical(entities, memory.content), previous)
-    if not get_embedder().understands(memory.content):
-        candidates = _lexically_compared(memory, candidates)
-    threshold = float((project.settings or {}).get("edge_confidence_threshold", DEFAULT_EDGE_THRESHOLD))
+    _memory_link(Linking(memory, interaction, dims, vector, space, neighbours, known, new=True, _recent=recent),
+                 (ENTITIES, EDGES, SUPERSEDE), failures)
+    return memory
+
+
+@dataclass
+class Linking:
+    """What the stages after the memory row read: the memory, its source, its dimensions and vector, the
+    session's most similar memories and the entities known by name. `new`: created in this transaction."""
+
+    memory: Memory
+    interaction: Interaction
+    dims: Dimensions
+    vector: Vector
+    space: EmbeddingSpace
+    neighbours: list[Neighbour]
+    known: dict[str, Entity]
+    new: bool
+    _candidates: list[Candidate] | None = None
+    _recent: list[Memory] | None = None
+
+    def recent(self) -> list[Memory]:
+        if self._recent is None:  # a memory made earlier: the session's memories before it
+            self._recent = _recent(self.memory.session_id, before=self.memory)
+        return self._recent
+
+    def candidates(self, entities: list[Entity]) -> list[Candidate]:
+        if self._candidates is None:
+            recent = self.recent()
+            found = _candidates(self.memory, self.vector, self.space, self.neighbours,
+                                _topical(entities, self.memory.content), recent[0] if recent else None)
+            if not get_embedder().understands(self.memory.content):
+                found = _lexically_compared(self.memory, found)
+            self._candidates = found
+        return self._candidates
+
+
+def _memory_link(linking: Linking, stages: tuple[str, ...], failures: dict[str, str]) -> None:
+    """The stages after the memory row: its entities, its dependency edges, the values it supersedes."""
+    memory = linking.memory
+    if ENTITIES in stages:
+        entities = stage_run(ENTITIES, failures, lambda: mentions_link(memory=memory, found=linking.dims.entities,
+                                                                       known=linking.known)[0], [])
+    else:
+        entities = list(Entity.objects.filter(mentions__memory=memory))
+    if EDGES in stages:
+        stage_run(EDGES, failures, lambda: _edges_add(linking, entities), None)
+    if SUPERSEDE in stages:
+        stage_run(SUPERSEDE, failures,
+                  lambda: supersede_apply(memory, linking.dims.attributes, linking.candidates(entities)), [])
+
+
+def _edges_add(linking: Linking, entities: list[Entity]) -> None:
+    memory, interaction = linking.memory, linking.interaction
+    recent = linking.recent()
+    previous = recent[0] if recent else None
+    threshold = float((memory.project.settings or {}).get("edge_confidence_threshold", DEFAULT_EDGE_THRESHOLD))
     adjacent = [Proposal(previous, Relation.NEXT_IN_SESSION, 1.0, "adjacent in the session")] if previous else []
     told_before = _speaker_previous(interaction, recent[1:])
     if told_before:
         adjacent.append(Proposal(told_before, Relation.NEXT_BY_SPEAKER, 1.0, "the speaker's previous turn"))
-    edges_apply(memory, infer(memory, candidates) + adjacent, threshold, new_child=True)
-    supersede_apply(memory, dims.attributes, candidates)
-    return memory
+    edges_apply(memory, infer(memory, linking.candidates(entities)) + adjacent, threshold, new_child=linking.new)
 
 
 def _source_and_vector_add(memory: Memory, interaction: Interaction, space: EmbeddingSpace, vector: Vector) -> None:
@@ -324,18 +521,21 @@ def _lexically_compared(memory: Memory, candidates: list[Candidate]) -> list[Can
 SPEAKER_LOOKBACK = 4
 
 
-def _recent(session_id: int) -> list[Memory]:
-    """The session's latest memories that are not forgotten, newest first (the first is next_in_session's
-    parent), each with the speaker its first source interaction names in its metadata (`said_by`, a string
-    only, as `turn_speaker` reads it); one query."""
+def _recent(session_id: int, before: Memory | None = None) -> list[Memory]:
+    """The session's latest memories that are not forgotten (those before `before`, when given), newest
+    first (the first is next_in_session's parent), each with the speaker its first source interaction names
+    in its metadata (`said_by`, a string only, as `turn_speaker` reads it); one query."""
     sources = Memory.sources.through._meta.db_table
+    earlier, params = "", [session_id, MemoryStatus.FORGOTTEN]
+    if before is not None:
+        earlier, params = " AND (m.occurred_at, m.id) < (%s, %s)", [*params, before.occurred_at, before.pk]
     return list(Memory.objects.raw(
         f"SELECT {memory_columns('m')}, (SELECT CASE WHEN jsonb_typeof(i.metadata -> 'speaker') = 'string' "
         f"THEN i.metadata ->> 'speaker' END FROM {sources} s "
         f"JOIN {Interaction._meta.db_table} i ON i.id = s.interaction_id WHERE s.memory_id = m.id "
         f"ORDER BY i.id LIMIT 1) AS said_by FROM {Memory._meta.db_table} m WHERE m.session_id = %s "
-        "AND m.status <> %s ORDER BY m.occurred_at DESC, m.id DESC LIMIT %s",
-        [session_id, MemoryStatus.FORGOTTEN, SPEAKER_LOOKBACK]))
+        f"AND m.status <> %s{earlier} ORDER BY m.occurred_at DESC, m.id DESC LIMIT %s",
+        [*params, SPEAKER_LOOKBACK]))
 
 
 def _speaker_previous(interaction: Interaction, earlier: list[Memory]) -> Memory | None:

@@ -9,7 +9,8 @@ from django.db.models import Model
 
 from ..models import Edge, GraphChange, Interaction, Memory
 
-INTERACTION_FIELDS = ("id", "session_id", "kind", "content", "metadata", "occurred_at", "status", "scores", "reason")
+INTERACTION_FIELDS = ("id", "session_id", "kind", "content", "metadata", "occurred_at", "status", "scores", "reason",
+                      "error", "stage_errors")
 MEMORY_FIELDS = ("id", "session_id", "kind", "content", "dimensions", "importance", "relevance", "novelty", "status",
                  "sensitive", "occurred_at")
 EDGE_FIELDS = ("id", "session_id", "source_id", "target_id", "relation", "weight", "confidence", "origin", "status",

@@ -61,6 +61,9 @@ class Interaction(models.Model):
     scores = models.JSONField(default=dict, blank=True)
     reason = models.TextField(blank=True, default="")
     error = models.TextField(blank=True, default="")
+    # Stages of the write path that failed while the memory was kept without them, {stage: reason}
+    # (engine/stages.py); emptied when a retry runs them.
+    stage_errors = models.JSONField(default=dict, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     processed_at = models.DateTimeField(null=True, blank=True)
 

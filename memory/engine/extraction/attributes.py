@@ -237,7 +237,8 @@ class Extractor:
         for m in ALLERGY_EN_RE.finditer(text):
             if ALLERGY_NEGATION_RE.search(text[max(0, m.start() - 20):m.start()]):
                 continue
-            raw = ALLERGY_STOP_RE.split(m.group("x"), maxsplit=1)[0]
+            cut = ALLERGY_STOP_RE.split(m.group("x"), maxsplit=1)[0]  # found in the blanked text, read in the real
+            raw = self.ctx.text[m.start("x"):m.start("x") + len(cut)]
             self._allergens(ALLERGY_SPLIT_RE.split(raw), m.start(), m.start("x"), english=True)
             taken.append((m.start(), m.end()))
         for m in ALLERGY_EN_BEFORE_RE.finditer(text):
@@ -245,11 +246,12 @@ class Extractor:
                 continue
             if ALLERGY_NEGATION_RE.search(text[max(0, m.start() - 20):m.start()]):
                 continue
-            self._allergens([m.group("x")], m.end(), m.start("x"), english=True)
+            self._allergens([self.ctx.text[m.start("x"):m.end("x")]], m.end(), m.start("x"), english=True)
         zh_taken: list[tuple[int, int]] = []
         for m in ALLERGY_ZH_RE.finditer(text):
             zh_taken.append((m.start(), m.end()))
-            self._allergens(ZH_LIST_SPLIT_RE.split(m.group("x")), m.start(), m.start("x"), english=False)
+            self._allergens(ZH_LIST_SPLIT_RE.split(self.ctx.text[m.start("x"):m.end("x")]), m.start(), m.start("x"),
+                            english=False)
         tokens = self.ctx.tokens
         for i, token in enumerate(tokens):
             if token.word != "过敏" or i == 0 or any(s <= token.start < e for s, e in zh_taken):

@@ -48,6 +48,13 @@ class Dimensions:
     # pipeline moves the known ones into `entities`.
     tentative_entities: list[ExtractedEntity] = field(default_factory=list)
 
+    @classmethod
+    def empty(cls) -> Dimensions:
+        """No dimensions: what a memory holds while extraction failed on it (stored, to be retried)."""
+        return cls(language="", entities=[], intent="", topics=[], keywords=[], sentiment="", subjectivity="",
+                   occurred_at=None, valid_until=None, dates=[], times=[], amounts=[], numbers=[], urls=[], paths=[],
+                   identifiers=[], attributes=[])
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("tentative_entities")
