@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from memory.engine.changelog import change_record
 from memory.engine.operations import Op
 from memory.engine.snapshots import EDGE_FIELDS, edge_snapshot, memory_snapshot
+from memory.engine.supersede import replaced_status_follow
 from memory.errors import MemoryEngineError, NotFoundError, ValidationFailed
 from memory.models import (
     Edge,
@@ -113,7 +114,8 @@ def edge_update(*, project: Project, actor: str, edge_id: int, status: str | Non
                                    {"relation": relation}) from exc
         change = change_record(project=project, session=edge.session, actor=actor, op=Op.EDGE_UPDATED,
                                object_type="edge", object_id=edge.pk, before=before, after=edge_snapshot(edge))
-        return Outcome(act_record(project, edge.session, actor, kind, edge, reason, [change]), edge)
+        follows = _replaced_follow(before, edge_snapshot(edge), actor)
+        return Outcome(act_record(project, edge.session, actor, kind, edge, reason, [change, *follows]), edge)
 
 
 def edge_draw(*, project: Project, actor: str, source_id: int, target_id: int, relation: str,
@@ -132,7 +134,9 @@ def edge_draw(*, project: Project, actor: str, source_id: int, target_id: int, r
                                    status=EdgeStatus.APPROVED, rationale=reason[:REASON_MAX])
         change = change_record(project=project, session=target.session, actor=actor, op=Op.EDGE_CREATED,
                                object_type="edge", object_id=edge.pk, after=edge_snapshot(edge))
-        return Outcome(act_record(project, target.session, actor, ActKind.EDGE_DRAW, edge, reason, [change]), edge)
+        follows = _replaced_follow(None, edge_snapshot(edge), actor)
+        return Outcome(act_record(project, target.session, actor, ActKind.EDGE_DRAW, edge, reason,
+                                  [change, *follows]), edge)
 
 
 def edge_delete(*, project: Project, actor: str, edge_id: int, reason: str = "") -> Outcome:
@@ -145,7 +149,17 @@ def edge_delete(*, project: Project, actor: str, edge_id: int, reason: str = "")
         edge.pk = before["id"]
         change = change_record(project=project, session=session, actor=actor, op=Op.EDGE_DELETED,
                                object_type="edge", object_id=before["id"], before=before)
-        return Outcome(act_record(project, session, actor, ActKind.EDGE_DELETE, edge, reason, [change]), None)
+        follows = _replaced_follow(before, None, actor)
+        return Outcome(act_record(project, session, actor, ActKind.EDGE_DELETE, edge, reason, [change, *follows]),
+                       None)
+
+
+def _replaced_follow(before: dict | None, after: dict | None, actor: str) -> list[GraphChange]:
+    """A supersedes edge decided by a person carries its memory's status with it (engine rule)."""
+    edge = after or before or {}
+    if Relation.SUPERSEDES not in ((before or {}).get("relation"), (after or {}).get("relation")):
+        return []
+    return replaced_status_follow(memory_id=edge["source_id"], actor=actor)
 
 
 def memory_update(*, project: Project, actor: str, memory_id: int, sensitive: bool | None = None,
@@ -194,11 +208,12 @@ def act_undo(*, project: Project, actor: str, act_id: int, reason: str = "") -> 
 
             entity, changes = entity_undo(project, actor, act)
             return Outcome(act_record(project, None, actor, ActKind.UNDO, entity, reason, changes, undoes=act), entity)
-        (change,) = act.changes.all()[:1] or [None]
+        # the act's own change: others it made follow from it (a superseded memory) and follow its undo too
+        change = act.changes.filter(object_type=act.object_type, object_id=act.object_id).order_by("id").first()
         if change is None:
             raise CurationConflict(f"Act {act_id} recorded no change to undo.")
         restored, changes = _UNDO[change.op](project, actor, change)
-        gone = changes[-1].op == Op.EDGE_DELETED
+        gone = changes[0].op == Op.EDGE_DELETED
         return Outcome(act_record(project, act.session, actor, ActKind.UNDO, restored, reason, changes, undoes=act),
                        None if gone else restored)
 
@@ -217,8 +232,9 @@ def _undo_edge_update(project: Project, actor: str, change: GraphChange) -> tupl
     for name in ("relation", "status", "needs_review"):
         setattr(edge, name, change.before[name])
     edge.save(update_fields=["relation", "status", "needs_review", "updated_at"])
-    return edge, [change_record(project=project, session=edge.session, actor=actor, op=Op.EDGE_UPDATED,
-                                object_type="edge", object_id=edge.pk, before=before, after=edge_snapshot(edge))]
+    change = change_record(project=project, session=edge.session, actor=actor, op=Op.EDGE_UPDATED,
+                           object_type="edge", object_id=edge.pk, before=before, after=edge_snapshot(edge))
+    return edge, [change, *_replaced_follow(before, edge_snapshot(edge), actor)]
 
 
 def _undo_edge_created(project: Project, actor: str, change: GraphChange) -> tuple[Edge, list[GraphChange]]:
@@ -226,8 +242,9 @@ def _undo_edge_created(project: Project, actor: str, change: GraphChange) -> tup
     before, session = edge_snapshot(edge), edge.session
     edge.delete()
     edge.pk = before["id"]
-    return edge, [change_record(project=project, session=session, actor=actor, op=Op.EDGE_DELETED,
-                                object_type="edge", object_id=before["id"], before=before)]
+    change = change_record(project=project, session=session, actor=actor, op=Op.EDGE_DELETED,
+                           object_type="edge", object_id=before["id"], before=before)
+    return edge, [change, *_replaced_follow(before, None, actor)]
 
 
 def _undo_edge_deleted(project: Project, actor: str, change: GraphChange) -> tuple[Edge, list[GraphChange]]:
@@ -237,8 +254,9 @@ def _undo_edge_deleted(project: Project, actor: str, change: GraphChange) -> tup
     if ends != 2 or Edge.objects.filter(pk=old["id"]).exists():
         raise CurationConflict(f"Edge {old['id']} cannot come back: one of its memories is gone, or it exists.")
     edge = Edge.objects.create(project=project, pk=old["id"], **{f: old[f] for f in EDGE_FIELDS if f != "id"})
-    return edge, [change_record(project=project, session=edge.session, actor=actor, op=Op.EDGE_CREATED,
-                                object_type="edge", object_id=edge.pk, after=edge_snapshot(edge))]
+    change = change_record(project=project, session=edge.session, actor=actor, op=Op.EDGE_CREATED,
+                           object_type="edge", object_id=edge.pk, after=edge_snapshot(edge))
+    return edge, [change, *_replaced_follow(None, edge_snapshot(edge), actor)]
 
 
 def _undo_memory_update(project: Project, actor: str, change: GraphChange) -> tuple[Memory, list[GraphChange]]:

@@ -36,17 +36,19 @@ def token_resolve(raw: str) -> ApiToken | None:
 
 
 def session_create(*, project: Project, title: str = "", task: str = "", external_id: str = "",
-                   metadata: dict | None = None, actor: str) -> AgentSession:
+                   metadata: dict | None = None, subject: str = "", actor: str) -> AgentSession:
     duplicate = ValidationFailed(f"a session with external_id {external_id!r} already exists",
                                  {"external_id": ["already exists in this project"]})
     with transaction.atomic():
         try:
             with transaction.atomic():
                 session = AgentSession.objects.create(
-                    project=project, title=title, task=task, external_id=external_id, metadata=metadata or {}
+                    project=project, title=title, task=task, external_id=external_id, metadata=metadata or {},
+                    subject=subject.strip(),
                 )
         except IntegrityError as exc:  # the unique constraint decides, also under concurrency
             raise duplicate from exc
         change_record(project=project, session=session, actor=actor, op=Op.SESSION_CREATED, object_type="session",
-                      object_id=session.pk, after={"title": title, "task": task, "external_id": external_id})
+                      object_id=session.pk, after={"title": title, "task": task, "external_id": external_id,
+                                                   "subject": session.subject})
     return session

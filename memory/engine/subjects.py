@@ -1,21 +1,31 @@
-"""Whose value a memory states, so a new value replaces only the same person's old one (SPEC §3.6).
+"""Whose value a memory states, so a new value replaces only the same subject's old one (SPEC §3.6).
 
 One session often serves several people: a travel desk books for Omar Haddad, then for Ana Silva, and
 "my budget is 900 EUR" from Ana does not replace Omar's 1,200. A memory is about the people it names;
 in a transcript a first-person value ("my phone is …") belongs to the turn's speaker ("Tom: …"); a
-memory naming nobody ("Book it, and note that my phone has changed") is about whoever the session was
-last about, the people named in the nearest earlier memory that names someone, else those its task names.
+memory naming nobody ("Book it, and note that my phone has changed") is about the session's subject when
+the agent said whom the session is for (`AgentSession.subject`), else whoever the session was last about,
+the people named in the nearest earlier memory that names someone, else those its task names.
+
+`subject_relation` is the one rule every supersede obeys (the rules' and the LLM's): the same speaker or
+the same person on both sides (named, the session's subject, or the context's) is the same subject; two
+different ones are not. With nobody on either side it is the same within a session, and unknown across
+sessions ("user" in two sessions is not one person unless the sessions say so), where a replacement is
+proposed for review, never applied; with someone on one side only, it is unknown within a session and not
+the same across sessions.
 """
 
 from __future__ import annotations
 
 import functools
+from enum import StrEnum
 
 from django.utils import timezone
 
 from ..models import AgentSession, EntityMention, EntityType, Memory
 from .cues import named_speaker, speaker_label
 from .extraction import extract_dimensions
+from .extraction.patterns import normalize_name
 
 LOOKBACK = 12  # earlier memories of the session searched for who a memory naming nobody is about
 
@@ -30,6 +40,29 @@ def named_people(memory_ids: list[int]) -> dict[int, set[str]]:
     return found
 
 
+class Subjects(StrEnum):
+    SAME = "same"
+    DIFFERENT = "different"  # or not known to be the same where nothing suggests it: nothing is replaced
+    UNKNOWN = "unknown"  # nothing tells, and it may be the same: the replacement is proposed for review
+
+
+def subject_relation(old: Memory, new: Memory, people: dict[int, set[str]],
+                     speakers: dict[int, str | None] | None = None) -> Subjects:
+    """Whether `old`'s value and `new`'s are about the same subject. `people`: subjects_of for both;
+    `speakers`: speakers_of, when the values are the speakers' own (a transcript's announced changes)."""
+    said = (speakers or {}).get(old.pk), (speakers or {}).get(new.pk)
+    if None not in said:
+        return Subjects.SAME if said[0] == said[1] else Subjects.DIFFERENT
+    known = bool(people.get(old.pk)), bool(people.get(new.pk))
+    if all(known):
+        return Subjects.SAME if people[old.pk] & people[new.pk] else Subjects.DIFFERENT
+    if not any(known):  # nobody named on either side: the session's own, or a person decides across sessions
+        return Subjects.SAME if old.session_id == new.session_id else Subjects.UNKNOWN
+    # someone on one side, nobody on the other: within a session a person decides; across sessions nothing
+    # says it is the same person (the other session's "my phone" is anyone's), so nothing is replaced
+    return Subjects.UNKNOWN if old.session_id == new.session_id else Subjects.DIFFERENT
+
+
 def subjects_of(memories: list[Memory], *, first_person: bool) -> dict[int, set[str]]:
     """Per memory, the people its value is about. `first_person`: the value is the speaker's own ("my …"),
     so a transcript's speaker label decides; otherwise the people named, else those of the context (one
@@ -42,8 +75,14 @@ def subjects_of(memories: list[Memory], *, first_person: bool) -> dict[int, set[
             found[memory.pk] = {speaker}
             continue
         people = named.get(memory.pk, set()) - ({speaker} if speaker else set())
-        found[memory.pk] = people or _context_people(memory)
+        found[memory.pk] = people or _session_subject(memory.session_id) or _context_people(memory)
     return found
+
+
+def _session_subject(session_id: int) -> set[str]:
+    """The subject the agent gave the session, normalised as entity names are ("Ana Silva" → "ana silva")."""
+    subject = AgentSession.objects.filter(pk=session_id).values_list("subject", flat=True).first()
+    return {normalize_name(subject)} if subject and normalize_name(subject) else set()
 
 
 def _context_people(memory: Memory) -> set[str]:
@@ -101,6 +140,3 @@ def _said_by(memories: list[Memory]) -> dict[int, str | None]:
     return said
 
 
-def same_subject(old_people: set[str], new_people: set[str]) -> bool:
-    """False only when both are known to be about someone and they share nobody."""
-    return not old_people or not new_people or bool(old_people & new_people)

@@ -30,7 +30,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from ..models import Edge, EdgeOrigin, EntityMention, EntityType, Memory, MemoryKind, MemoryStatus, Relation
+from ..models import (
+    Edge,
+    EdgeOrigin,
+    EdgeStatus,
+    EntityMention,
+    EntityType,
+    GraphChange,
+    Memory,
+    MemoryKind,
+    MemoryStatus,
+    Relation,
+)
 from ..providers import get_llm
 from .changelog import ENGINE_ACTOR, change_record
 from .cues import ASKS_OR_CONFIRMS, CHANGE_CUE, CHECKED_BOUND, RESTATED_VALUE_CUE
@@ -39,7 +50,7 @@ from .inference import Candidate
 from .operations import Op
 from .recall.seeds import Scope, lexical_fragment, rankings
 from .snapshots import edge_snapshot, memory_snapshot
-from .subjects import same_subject, speakers_of, subjects_of
+from .subjects import Subjects, speakers_of, subject_relation, subjects_of
 from .supersede_llm import replaced_judge
 from .telling import memory_terms, telling_terms
 
@@ -60,7 +71,9 @@ MAX_ATTRIBUTES_OF_SUPERSEDED = 2  # a memory about many things is not replaced b
 MAX_OLDER_VALUES = 20
 
 
-def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
+def _older_values(memory: Memory, attr: AttributeValue) -> list[tuple[Memory, Subjects]]:
+    """The latest earlier memories stating another value of the attribute, each with whether it is the same
+    subject's value (a named owner, "Maria's phone", is the subject on both sides)."""
     queryset = Memory.objects.filter(
         project_id=memory.project_id, status=MemoryStatus.ACTIVE,
         dimensions__attributes__contains=[{"entity": attr.entity, "attribute": attr.attribute}],
@@ -78,13 +91,11 @@ def _older_values(memory: Memory, attr: AttributeValue) -> list[Memory]:
                for a in old.dimensions.get("attributes", []))
     ]
     if attr.entity != USER_ENTITY or not older:
-        return older  # a named owner ("Maria's phone") is the subject already
-    people = subjects_of([memory, *older], first_person=True)
+        return [(old, Subjects.SAME) for old in older]  # a named owner ("Maria's phone") is the subject already
     # "my phone" in another session may be another user's: one project's agent serves many people, and a
     # change cue does not say whose ("move the stay to 9-13 September" replaced ten travellers' dates).
-    # Across sessions the same person must be known on both sides.
-    return [old for old in older if (same_subject(people[old.pk], people[memory.pk])
-                                     if old.session_id == memory.session_id else people[old.pk] & people[memory.pk])]
+    people = subjects_of([memory, *older], first_person=True)
+    return [(old, subject_relation(old, memory, people)) for old in older]
 
 
 def _latest(queryset) -> list[Memory]:
@@ -153,18 +164,31 @@ def supersede_apply(memory: Memory, attributes: list[AttributeValue], related: l
         return edges
     pool = _pool(memory, related)
     if announced:
-        for name, old in _announced_changes(memory, related, pool).items():
+        for name, (old, subjects) in _announced_changes(memory, related, pool).items():
             article = "an" if name[0] in "aeiou" else "a"
-            edge = _supersede(old, memory, f"announced change of {article} {name[:-1]} value", 0.7)
+            edge = _supersede(old, memory, f"announced change of {article} {name[:-1]} value", 0.7,
+                              proposed=subjects == Subjects.UNKNOWN)
             if edge:
                 edges.append(edge)
     if judge:
         replaced = {edge.source_id for edge in edges}
-        for verdict in replaced_judge(memory, _judge_candidates(memory, pool, replaced)):
-            edge = _supersede(verdict.old, memory, verdict.rationale, verdict.confidence, origin=EdgeOrigin.LLM)
+        shown = _judge_candidates(memory, pool, replaced)
+        subjects = _subjects(memory, shown, pool)
+        for verdict in replaced_judge(memory, [old for old in shown if subjects[old.pk] != Subjects.DIFFERENT]):
+            edge = _supersede(verdict.old, memory, verdict.rationale, verdict.confidence, origin=EdgeOrigin.LLM,
+                              proposed=subjects[verdict.old.pk] == Subjects.UNKNOWN)
             if edge:
                 edges.append(edge)
     return edges
+
+
+def _subjects(memory: Memory, earlier: list[Memory], pool: Pool) -> dict[int, Subjects]:
+    """Per earlier memory, whether its value and the change's are one subject's (subjects.subject_relation):
+    the speakers of a transcript, else the people named or the context's, else the session."""
+    if not earlier:
+        return {}
+    people = subjects_of([memory, *earlier], first_person=False)
+    return {old.pk: subject_relation(old, memory, people, pool.speakers) for old in earlier}
 
 
 def _new_attribute_values(memory: Memory, attributes: list[AttributeValue]) -> list[Edge]:
@@ -172,8 +196,11 @@ def _new_attribute_values(memory: Memory, attributes: list[AttributeValue]) -> l
     for attr in attributes:
         if attr.attribute in MULTI_VALUED:  # a second allergy adds to the first, it does not replace it
             continue
-        for old in _older_values(memory, attr):
-            edge = _supersede(old, memory, f"new {attr.attribute} of {attr.entity}: {attr.value}", 0.9)
+        for old, subjects in _older_values(memory, attr):
+            if subjects == Subjects.DIFFERENT:
+                continue
+            edge = _supersede(old, memory, f"new {attr.attribute} of {attr.entity}: {attr.value}", 0.9,
+                              proposed=subjects == Subjects.UNKNOWN)
             if edge:
                 edges.append(edge)
     return edges
@@ -221,27 +248,28 @@ def _says_changed(content: str) -> bool:
     return bool(CHANGE_CUE.search(content) or RESTATED_VALUE_CUE.search(content))
 
 
-def _announced_changes(memory: Memory, related: list[Candidate], pool: Pool) -> dict[str, Memory]:
-    """Per value type, the one earlier memory whose value this change replaces.
+def _announced_changes(memory: Memory, related: list[Candidate], pool: Pool) -> dict[str, tuple[Memory, Subjects]]:
+    """Per value type, the one earlier memory whose value this change replaces, and whether it is the same
+    subject's (another subject's values are passed over: a change replaces its own subject's).
 
     Being close (similar, sharing an entity) is not enough: in a conversation every turn shares the
     speakers' names and a date of its own ("yesterday"). The earlier memory must share telling words
     with the change (words found in few memories of the project), or have the value the change restates."""
     close = {c.memory.pk for c in related if c.similarity >= CHANGE_MIN_SIMILARITY or c.shared_entities}
     chosen: dict[str, Replaceable] = {}
-    speakers = pool.speakers
-    for old in pool.memories.values():
-        if not _replaceable_by(memory, old):
+    tied = [item for old in pool.memories.values() if _replaceable_by(memory, old)
+            for item in [_replaceable(old, memory, pool.telling, close=old.pk in close, names=pool.names)]
+            if item.tied()]
+    # each person of a transcript announces changes to their own plans (51 of the 54 labelled), and a travel
+    # desk's traveller to theirs: "make it 13:00" had replaced another traveller's table
+    subjects = _subjects(memory, [item.memory for item in tied], pool)
+    for item in tied:
+        if subjects[item.memory.pk] == Subjects.DIFFERENT:
             continue
-        if None not in (speakers[old.pk], speakers[memory.pk]) and speakers[old.pk] != speakers[memory.pk]:
-            continue  # each person of a transcript announces changes to their own plans (51 of the 54 labelled)
-        item = _replaceable(old, memory, pool.telling, close=old.pk in close, names=pool.names)
-        if not item.tied():
-            continue
-        for name in filter(item.replaces, _changed_value_types(old, memory)):
+        for name in filter(item.replaces, _changed_value_types(item.memory, memory)):
             if name not in chosen or item.rank() > chosen[name].rank():
                 chosen[name] = item
-    return {name: item.memory for name, item in chosen.items()}
+    return {name: (item.memory, subjects[item.memory.pk]) for name, item in chosen.items()}
 
 
 def _replaceable(old: Memory, new: Memory, telling: dict[str, float], *, close: bool,
@@ -326,14 +354,24 @@ def _changed_value_types(old: Memory, new: Memory) -> list[str]:
 
 
 def _supersede(old: Memory, memory: Memory, rationale: str, confidence: float,
-               origin: str = EdgeOrigin.RULE) -> Edge | None:
+               origin: str = EdgeOrigin.RULE, *, proposed: bool = False) -> Edge | None:
+    """`memory` replaces `old`: a supersedes edge, and `old` marked superseded. `proposed`: whose values they
+    are is not known (two sessions, one side naming nobody), so the edge waits for a person's review and
+    `old` stays active until it is approved (curation.services.edge_update)."""
     pair = Edge.objects.filter(source=old, target=memory)
     if pair.filter(origin=EdgeOrigin.HUMAN).exists() or pair.filter(relation=Relation.SUPERSEDES).exists():
         return None
+    if proposed:
+        rationale = f"{rationale} (proposed: not known to be the same person's)"
     edge = Edge.objects.create(
         project_id=memory.project_id, session_id=memory.session_id, source=old, target=memory,
         relation=Relation.SUPERSEDES, confidence=confidence, origin=origin, rationale=rationale,
+        needs_review=proposed,
     )
+    if proposed:
+        change_record(project=memory.project, session=memory.session, actor=ENGINE_ACTOR, op=Op.EDGE_CREATED,
+                      object_type="edge", object_id=edge.pk, after=edge_snapshot(edge))
+        return edge
     before = memory_snapshot(old)
     old.status = MemoryStatus.SUPERSEDED
     old.save(update_fields=["status", "updated_at"])
@@ -344,3 +382,24 @@ def _supersede(old: Memory, memory: Memory, rationale: str, confidence: float,
         change_record(project=memory.project, session=memory.session, actor=ENGINE_ACTOR, op=op,
                       object_type=obj_type, object_id=obj.pk, before=prev, after=after)
     return edge
+
+
+def replaced_status_follow(*, memory_id: int, actor: str) -> list[GraphChange]:
+    """A memory is superseded while a supersedes edge from it stands (approved, or inferred and not waiting
+    for review), and active again when none does: a person's approval of a proposed replacement applies it,
+    rejecting or deleting the edge that replaced it undoes it. Returns the change made, if any."""
+    memory = (Memory.objects.select_for_update(of=("self",)).select_related("project", "session")
+              .filter(pk=memory_id).first())
+    if memory is None or memory.status not in (MemoryStatus.ACTIVE, MemoryStatus.SUPERSEDED):
+        return []
+    standing = (Edge.objects.filter(source_id=memory_id, relation=Relation.SUPERSEDES)
+                .exclude(status=EdgeStatus.REJECTED).exclude(needs_review=True, status=EdgeStatus.INFERRED).exists())
+    status = MemoryStatus.SUPERSEDED if standing else MemoryStatus.ACTIVE
+    if memory.status == status:
+        return []
+    before = memory_snapshot(memory)
+    memory.status = status
+    memory.save(update_fields=["status", "updated_at"])
+    return [change_record(project=memory.project, session=memory.session, actor=actor,
+                          op=Op.MEMORY_SUPERSEDED if standing else Op.MEMORY_RESTORED, object_type="memory",
+                          object_id=memory.pk, before=before, after=memory_snapshot(memory))]

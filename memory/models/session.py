@@ -15,6 +15,9 @@ class AgentSession(models.Model):
     external_id = models.CharField(max_length=200, blank=True, default="")
     title = models.CharField(max_length=300, blank=True, default="")
     task = models.TextField(blank=True, default="")
+    # Whom the session is for (a person's name or the agent's user id), when the agent says: a value in it
+    # then replaces only values of the same subject in other sessions (engine/subjects.py). Empty: not said.
+    subject = models.CharField(max_length=200, blank=True, default="")
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField(auto_now_add=True)

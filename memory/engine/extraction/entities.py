@@ -324,6 +324,10 @@ def _proper(token: Token) -> bool:
     return token.flag in ZH_PROPER
 
 
+# Someone introducing themselves by name: "我是李强。", "我叫王芳，", "还是孙浩。" (the same person, again).
+ZH_INTRODUCED_RE = re.compile(r"(?:我是|我叫|我的名字是|还是)(?P<name>[\u4e00-\u9fff]{2,3})(?=[。，,.!！;；\s]|$)")
+
+
 def chinese_entities(text: str, norm: str, tokens: tuple[Token, ...]) -> list[Found]:
     """Names from jieba's dictionary tags (ns place, nr person, nt organisation) and the words its HMM
     found, merged with neighbours (上海 + 虹桥) and with a following suffix (全季 + 酒店, 杭州 + 东站)."""
@@ -374,6 +378,12 @@ def chinese_entities(text: str, norm: str, tokens: tuple[Token, ...]) -> list[Fo
                 kind = OTHER
         mask.take(start, end)
         found.append(Found(start, end, make_entity(text[start:end], name, kind)))
+    for m in ZH_INTRODUCED_RE.finditer(norm):  # "你好，我是李强。": jieba may tag the name as a place's start
+        start, end = m.start("name"), m.end("name")
+        if _is_person(m.group("name"), False) and not any(f.start < end and start < f.end and f.entity.type == PERSON
+                                                         for f in found):
+            found = [f for f in found if not (f.start < end and start < f.end)]  # "西安" after it stays
+            found.append(Found(start, end, make_entity(text[start:end], m.group("name"), PERSON)))
     for m in ZH_LEXICON_RE.finditer(norm):  # known names jieba does not tag (外滩, 微信, 阿里巴巴集团)
         if not mask.free(m.start(), m.end()):
             continue
