@@ -28,6 +28,9 @@ MAX_HOPS_LIMIT = 3
 QUESTION_WEIGHT = 0.7
 SHORT_MEMORY_WEIGHT = 0.7
 KIND_WEIGHTS: dict[str, float] = {MemoryKind.ACTION: 0.5}
+# Kinds that state a complete fact however few words they take ("I am allergic to peanuts", "Window seat,
+# please"): never weighed down as short (rank.py). Chit-chat and fragments are facts or events at most.
+SHORT_FACT_KINDS = frozenset({MemoryKind.CONSTRAINT, MemoryKind.PREFERENCE, MemoryKind.DECISION})
 RECALLABLE_STATUSES = {MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED, MemoryStatus.SUPERSEDED}
 
 

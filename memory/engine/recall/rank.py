@@ -7,7 +7,8 @@ Two kinds of memory match a question better than they answer it, and rank at a s
 one that is itself a question (`question_weight`): "Is Gary definitely coming on Tuesday?" shares most words
 with "Is Gary coming on Tuesday?" and holds no answer; and one of a word or two (`short_memory_weight`, fewer
 than `short_memory_words` search terms, a speaker's label not counted): "Tom: Still. Brutal." matches on one
-word and tells little.
+word and tells little. A short constraint, preference or decision is a complete fact, not a fragment ("I am
+allergic to peanuts" has two search terms): it is never weighed down as short (config.SHORT_FACT_KINDS).
 Both spread in full before ranking, so the reply a question got still arrives by its link. Measured in
 `make eval` (docs/eval.md, the three weights together against de606a9's run): `ripple` R@5 / R@10 0.56 / 0.71
 → 0.60 / 0.72, chain R@5 0.42 → 0.45 (`hybrid` 0.33 → 0.36), far@5 0.22 → 0.27, superseded 0.46 → 0.56 (an
@@ -22,7 +23,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from .config import RecallConfig
+from .config import SHORT_FACT_KINDS, RecallConfig
 from .seeds import RankedRow
 
 COMPONENTS = ("activation", "freshness", "importance")
@@ -75,7 +76,8 @@ def _weights(row: RankedRow, config: RecallConfig) -> dict[str, float]:
     weights = {}
     if row.asks and config.question_weight != 1:
         weights["question_weight"] = config.question_weight
-    if row.words < config.short_memory_words and config.short_memory_weight != 1:
+    if (row.words < config.short_memory_words and config.short_memory_weight != 1
+            and row.kind not in SHORT_FACT_KINDS):
         weights["short_memory_weight"] = config.short_memory_weight
     if config.kind_weights.get(row.kind, 1) != 1:
         weights["kind_weight"] = config.kind_weights[row.kind]
