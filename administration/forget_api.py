@@ -41,6 +41,14 @@ class ForgetPreviewOutput(serializers.Serializer):
     memories = serializers.IntegerField()
     counts = serializers.DictField(child=serializers.IntegerField(), help_text="What the job will change, per kind.")
     sample = serializers.ListField(child=serializers.DictField(), help_text="The first selected memories.")
+    interactions = serializers.DictField(
+        child=serializers.DictField(child=serializers.IntegerField()),
+        help_text="Interactions the job deletes (`deleted`: those of the sessions deleted whole) and empties "
+                  "(`emptied`), each by status: kept, filtered, failed, pending.")
+    deleted_sessions = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="The sessions a hard forget deletes whole (its filter names sessions and nothing else): id, "
+                  "name, and how many memories and interactions each holds. Empty otherwise.")
 
 
 class ForgetJobOutput(serializers.Serializer):

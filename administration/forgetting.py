@@ -1,7 +1,9 @@
 """Bulk forgetting for project admins: dry run, confirmation, a background job with progress, the audit.
 
 1. `forget_preview`: the real forget run in a transaction that is rolled back (engine/maintenance/
-   forget.py), so its counts are what the job will do, plus a sample of the selected memories.
+   forget.py), so its counts are what the job will do, plus a sample of the selected memories, the
+   interactions deleted or emptied (by status) and the sessions deleted whole (a hard forget whose
+   filter names sessions and nothing else: ForgetFilter.whole_sessions).
 2. `forget_job_start`: the admin typed the project's slug and the count they were shown still holds;
    a ForgetJob row is written and the job handed to the queue (or, without a worker, a thread).
 3. `forget_job_run`: the forget itself (one transaction), then VACUUM of the tables it touched (deleted
@@ -20,6 +22,7 @@ from datetime import timedelta
 
 import psycopg
 from django.db import connection, connections, transaction
+from django.db.models import Count
 from django.utils import timezone
 
 from memory.conf import memory_settings
@@ -28,7 +31,7 @@ from memory.engine.maintenance.forget import ForgetFilter, forget_run, forget_se
 from memory.engine.maintenance.verify import distinctive_strings, residues_scan
 from memory.errors import JobRunning, MemoryEngineError, ValidationFailed
 from memory.live.listener import conninfo
-from memory.models import Memory, Project
+from memory.models import AgentSession, Interaction, InteractionStatus, Memory, Project
 from memory.selectors import actor_names
 
 from .models import ForgetJob, JobState
@@ -41,18 +44,35 @@ ACTIVE_STATES = (JobState.QUEUED, JobState.RUNNING)
 STALE_AFTER = timedelta(hours=6)
 # What a hard forget deletes from or rewrites; VACUUM after it, so the deleted text leaves the data files.
 VACUUMED_TABLES = ("memory_memory", "memory_edge", "memory_entitymention", "memory_entity", "memory_memoryembedding",
-                   "memory_interaction", "memory_recalltrace", "memory_graphchange", "memory_memory_sources")
+                   "memory_interaction", "memory_recalltrace", "memory_graphchange", "memory_memory_sources",
+                   "memory_agentsession", "memory_storeitem", "memory_nodeposition", "memory_sessionlayout",
+                   "curation_curationact")
 
 
 def forget_preview(project: Project, actor: str, selection: ForgetFilter, mode: str) -> dict:
-    """What the forget would do, counted by running it and rolling it back; and a few of its memories."""
+    """What the forget would do, counted by running it and rolling it back; a few of its memories; the
+    interactions it deletes (those of the sessions deleted whole) and empties, by status; and the sessions
+    it deletes whole, named. Read after the rollback, so as they are now."""
     report = forget_run(project=project, actor=actor, selection=selection, mode=mode, dry_run=True)
     touched = sorted(set(report.ids.get("deleted" if mode == "hard" else "forgotten", [])))
     sample = Memory.objects.filter(pk__any_of=touched[:SAMPLE_SIZE]).select_related("session").order_by("id")
+    sessions = sorted(set(report.ids.get("sessions_deleted", [])))
+    emptied = sorted(set(report.ids.get("interactions_redacted", [])))
     return {"mode": mode, "memories": report.counts["memories"], "counts": dict(sorted(report.counts.items())),
             "sample": [{"id": m.pk, "kind": m.kind, "session_id": m.session_id, "session": str(m.session),
                         "occurred_at": m.occurred_at, "sensitive": m.sensitive, "content": m.content}
-                       for m in sample]}
+                       for m in sample],
+            "interactions": {"deleted": _by_status(Interaction.objects.filter(session_id__in=sessions)),
+                             "emptied": _by_status(Interaction.objects.filter(pk__any_of=emptied))},
+            "deleted_sessions": [
+                {"id": s.pk, "name": str(s), "memories": s.n_memories, "interactions": s.n_interactions}
+                for s in AgentSession.objects.filter(project=project, pk__in=sessions).order_by("id").annotate(
+                    n_memories=Count("memories", distinct=True), n_interactions=Count("interactions", distinct=True))]}
+
+
+def _by_status(interactions) -> dict[str, int]:
+    counted = dict(interactions.order_by().values_list("status").annotate(n=Count("id")))
+    return {status: counted.get(status, 0) for status in InteractionStatus.values}
 
 
 def forget_job_start(project: Project, actor: str, selection: ForgetFilter, mode: str, *, confirm: str,
@@ -147,7 +167,7 @@ def forget_job_run(job_id: int) -> ForgetJob:
         hard = job.mode == "hard"
         progress.phase("selecting")
         ids = forget_selection(job.project, selection, mode=job.mode)
-        strings = distinctive_strings(job.project, set(ids)) if hard else []
+        strings = distinctive_strings(job.project, set(ids), selection.whole_sessions()) if hard else []
         progress.phase("forgetting", 0, len(ids))
         report = forget_run(project=job.project, actor=job.actor, selection=selection, mode=job.mode,
                             expect_memories=job.expect_memories, progress=progress)

@@ -230,3 +230,172 @@ def test_with_workers_the_job_waits_on_the_maintenance_queue_until_one_runs_it(p
     job = client.get(_url(project, "jobs", started.json()["id"])).json()
     assert job["state"] == "done" and job["verification"]["residues"] == [] and job["counts"]["deleted"] == 2
     assert rows_containing("ZX-4471") == {}
+
+
+# A whole session deleted for good (issue 45): its task keeps the garden turns and lets the filter drop the rest.
+CHAT_TASK = "Plan the spring vegetable garden: what to sow, and when"
+CHAT_KEPT = ["Sow the tomatoes indoors in early March and plant them out in mid May.",
+             "Plant the garlic cloves along the south fence in October."]
+CHAT_PERSONAL = "lol unrelated but my PIN is 8830-2291 and Odalys Brennecke lives at 14 Quarry Lane"
+CHAT_FILTERED = ["ok", "thanks", CHAT_PERSONAL]
+CHAT_PENDING = "did the allotment society send the gate code QK-5519 yet"
+CHAT_FAILED = "Yvonne Tarrasch lent us the rotavator until the 3rd"
+CHAT_STRINGS = ("8830-2291", "Odalys", "Brennecke", "Quarry Lane", "QK-5519", "Tarrasch", "rotavator",
+                "tomatoes indoors", "garlic cloves", "Spring garden with Odalys")
+
+
+def _chat(project) -> dict:
+    """A session as an agent leaves it: kept turns, filtered chit-chat (one of them personal), one waiting
+    and one failed turn, a recall asked in it and a curator's act on one of its memories."""
+    from administration.engine_settings import engine_settings_set
+    from curation.models import CurationAct
+
+    # The admin raised the filter's bar: the garden turns pass (4.2 and 3.8), the aside (3.4) is dropped.
+    engine_settings_set(project=project, actor="t", values={"keep_threshold": 3.6})
+    chat = session_create(project=project, title="Spring garden with Odalys", task=CHAT_TASK, actor="t")
+    _ingest(chat, [CHAT_KEPT[0], "ok", CHAT_PERSONAL, CHAT_KEPT[1], "thanks"])
+    statuses = dict(Interaction.objects.filter(session=chat).values_list("content", "status"))
+    assert [statuses[t] for t in CHAT_KEPT] == ["kept", "kept"], statuses
+    assert [statuses[t] for t in CHAT_FILTERED] == ["filtered"] * 3, statuses
+    now = timezone.now()
+    Interaction.objects.create(project=project, session=chat, kind="user_input", content=CHAT_PENDING,
+                               occurred_at=now, status="pending", metadata={"from": "phone"})
+    Interaction.objects.create(project=project, session=chat, kind="user_input", content=CHAT_FAILED,
+                               occurred_at=now, status="failed", error=f"embedder timed out on {CHAT_FAILED!r}")
+    memory_recall(project=project, query=RecallQuery("When do the tomatoes go out?", k=5, session=chat), actor="t")
+    kept = Memory.objects.filter(session=chat).order_by("id").first()
+    CurationAct.objects.create(project=project, session=chat, actor="user:1", kind="approve", object_type="memory",
+                               object_id=kept.pk, reason="right, tomatoes go out in May")
+    return {"session": chat, "memories": set(Memory.objects.filter(session=chat).values_list("id", flat=True)),
+            "interactions": set(Interaction.objects.filter(session=chat).values_list("id", flat=True)),
+            "edges": set(Edge.objects.filter(session=chat).values_list("id", flat=True))}
+
+
+def _rows_of_session(session_id: int) -> dict[str, int]:
+    """Rows of every table with a session column that still point at the session (one independent look)."""
+    from django.db import connection
+
+    found = {}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT table_name FROM information_schema.columns WHERE table_schema = 'public' "
+                       "AND column_name = 'session_id'")
+        for (table,) in cursor.fetchall():
+            cursor.execute(f'SELECT count(*) FROM "{table}" WHERE session_id = %s', [session_id])
+            if n := cursor.fetchone()[0]:
+                found[table] = n
+        cursor.execute("SELECT count(*) FROM memory_agentsession WHERE id = %s", [session_id])
+        if n := cursor.fetchone()[0]:
+            found["memory_agentsession"] = n
+    return found
+
+
+def _whole_values(texts: tuple[str, ...]) -> dict[str, int]:
+    """Columns of every table of the database holding one of the texts as a whole value: a text column
+    (trimmed), or a string anywhere inside a JSON column. Short texts ("ok") are found no other way."""
+    from django.db import connection
+
+    found = {}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT table_name, column_name, data_type FROM information_schema.columns "
+                       "WHERE table_schema = 'public' AND data_type IN ('text', 'character varying', 'jsonb')")
+        for table, column, kind in cursor.fetchall():
+            test = (f"jsonb_path_exists(\"{column}\", 'lax $.** ? (@ == $v)', jsonb_build_object('v', %s::text))"
+                    if kind == "jsonb" else f"btrim(\"{column}\") = %s")
+            for text in texts:
+                cursor.execute(f'SELECT count(*) FROM "{table}" WHERE {test}', [text])
+                if n := cursor.fetchone()[0]:
+                    found[f"{table}.{column}={text}"] = n
+    return found
+
+
+def test_deleting_a_whole_session_for_good_leaves_nothing_of_it(project, agent_session, world):
+    """The filter names one session and nothing else, hard: the session goes with every interaction
+    (kept, filtered, failed, pending), its memories, edges, vectors, recall and store rows, and every
+    copy of their text; the dry run said so, the scan looked for the filtered text and found none."""
+    from memory.models import MemoryEmbedding
+
+    client, chat = world["client"], _chat(project)
+    session = chat["session"]
+    assert all(rows_containing(s) for s in CHAT_STRINGS)
+    assert set(_whole_values(("ok", "thanks"))) >= {"memory_interaction.content=ok",
+                                                    "memory_interaction.content=thanks"}
+    other_before, en_before = _project_rows(world["other"]), _project_rows(project)["memories"]
+    body = {"session_ids": [session.pk], "mode": "hard"}
+
+    preview = client.post(_url(project, "preview"), body, format="json").json()
+    assert preview["memories"] == len(chat["memories"]) == 2
+    started = client.post(_url(project, "jobs"), {**body, "confirm": project.slug, "expect_memories": 2},
+                          format="json")
+    assert started.status_code == 202, started.content
+    job = _finished(client, project, started.json()["id"])
+    assert job["state"] == "done", job["error"]
+
+    # Nothing of the session is left: no row points at it, and none of its rows exists.
+    assert _rows_of_session(session.pk) == {}
+    assert not AgentSession.objects.filter(pk=session.pk).exists()
+    assert not Interaction.objects.filter(pk__in=chat["interactions"]).exists()
+    assert not Memory.objects.filter(pk__in=chat["memories"]).exists()
+    assert not Edge.objects.filter(pk__in=chat["edges"]).exists()
+    assert not MemoryEmbedding.objects.filter(memory_id__in=chat["memories"]).exists()
+    assert not RecallTrace.objects.filter(query__contains="tomatoes").exists()
+    # Nor its text, anywhere in the database (looked for independently of the job's scan).
+    for text in CHAT_STRINGS:
+        assert rows_containing(text) == {}, text
+    assert _whole_values(("ok", "thanks")) == {}
+    assert GraphChange.objects.filter(op="session.deleted", object_id=session.pk, session=None).count() == 1
+    # Everything else stays as it was.
+    assert _project_rows(world["other"]) == other_before
+    assert _project_rows(project)["memories"] == [m for m in en_before if m[0] not in chat["memories"]]
+    # The dry run said so, and the scan looked for what the filtered turns said.
+    assert preview["deleted_sessions"] == [{"id": session.pk, "name": "Spring garden with Odalys",
+                                            "memories": 2, "interactions": 7}]
+    assert preview["interactions"]["deleted"] == {"pending": 1, "kept": 2, "filtered": 3, "failed": 1}
+    assert preview["counts"]["sessions_deleted"] == 1 and preview["counts"]["interactions_deleted"] == 7
+    assert preview["counts"]["traces_deleted"] == 1 and job["counts"] == preview["counts"]
+    assert job["verification"]["strings"] >= 6 and job["verification"]["residues"] == [] and job["residues"] == 0
+
+
+def test_the_scan_reports_a_filtered_turn_left_behind(project, agent_session, world):
+    """A token named after what a filtered turn said is no part of the session: it stays, and the scan of
+    the session's deletion says where (the filtered turn's text is looked for, not only the memories')."""
+    session = _chat(project)["session"]
+    token = ApiToken.objects.get(pk=token_issue(project=project, name="garden agent, PIN 8830-2291")[0].pk)
+    started = world["client"].post(_url(project, "jobs"), {"session_ids": [session.pk], "mode": "hard",
+                                                           "confirm": project.slug, "expect_memories": 2},
+                                   format="json")
+    job = _finished(world["client"], project, started.json()["id"])
+    assert job["state"] == "done", job["error"]
+    assert job["verification"]["residues"] == [{"table": "memory_apitoken", "column": "name", "row": token.pk}]
+    assert job["residues"] == 1
+
+
+def test_a_session_with_no_memory_can_be_deleted_whole(project, agent_session, world):
+    """Only chit-chat: nothing became a memory, and the session still goes when it is chosen."""
+    from administration.engine_settings import engine_settings_set
+
+    engine_settings_set(project=project, actor="t", values={"keep_threshold": 3.6})
+    chat = session_create(project=project, title="Small talk", task=CHAT_TASK, actor="t")
+    _ingest(chat, ["ok", "thanks", CHAT_PERSONAL])
+    body = {"session_ids": [chat.pk], "mode": "hard"}
+    preview = world["client"].post(_url(project, "preview"), body, format="json").json()
+    assert preview["memories"] == 0
+    started = world["client"].post(_url(project, "jobs"), {**body, "confirm": project.slug, "expect_memories": 0},
+                                   format="json")
+    job = _finished(world["client"], project, started.json()["id"])
+    assert job["state"] == "done", job["error"]
+    assert _rows_of_session(chat.pk) == {} and rows_containing("8830-2291") == {}
+    assert [s["id"] for s in preview["deleted_sessions"]] == [chat.pk]
+    assert preview["interactions"]["deleted"]["filtered"] == 3
+    assert job["residues"] == 0 and job["verification"]["strings"] >= 2
+
+
+def test_a_narrowed_session_filter_keeps_the_session(project, agent_session, world):
+    """A session with a kind (or any other filter) chooses some of its memories, not the session."""
+    chat = _chat(project)
+    session = chat["session"]
+    body = {"session_ids": [session.pk], "kinds": ["fact"], "mode": "hard"}
+    preview = world["client"].post(_url(project, "preview"), body, format="json").json()
+    assert preview["deleted_sessions"] == [] and "sessions_deleted" not in preview["counts"]
+    assert preview["interactions"]["deleted"] == {"pending": 0, "kept": 0, "filtered": 0, "failed": 0}
+    assert preview["interactions"]["emptied"]["kept"] == preview["memories"] == 2
+    assert AgentSession.objects.filter(pk=session.pk).exists()

@@ -21,7 +21,17 @@ from memory.engine.maintenance.summarise import summarise_run
 from memory.engine.projects import session_create
 from memory.engine.recall import RecallQuery, memory_recall
 from memory.errors import NotFoundError, ValidationFailed
-from memory.models import Edge, Entity, GraphChange, Interaction, Memory, MemoryEmbedding, RecallTrace, Relation
+from memory.models import (
+    AgentSession,
+    Edge,
+    Entity,
+    GraphChange,
+    Interaction,
+    Memory,
+    MemoryEmbedding,
+    RecallTrace,
+    Relation,
+)
 from memory.selectors import session_graph
 
 from .openai_server import answer_json
@@ -325,3 +335,125 @@ def test_hard_forget_change_rows_built_by_the_server_are_the_snapshots_and_are_p
 
     published = async_to_sync(received)()  # every change row reached the project's listeners, in id order
     assert published == [c.id for c in written]
+
+
+@pytest.mark.parametrize(("selection", "whole"), [
+    (ForgetFilter(session_id=7), (7,)),
+    (ForgetFilter(session_ids=(9, 7), session_id=7), (7, 9)),
+    (ForgetFilter(session_id=7, kinds=("fact",)), ()),
+    (ForgetFilter(session_id=7, text_contains="garden"), ()),
+    (ForgetFilter(session_id=7, after=timezone.now()), ()),
+    (ForgetFilter(session_id=7, before=timezone.now()), ()),
+    (ForgetFilter(session_id=7, entity="Odalys"), ()),
+    (ForgetFilter(session_id=7, memory_ids=(1,)), ()),
+    (ForgetFilter(session_id=7, sensitive_only=True), ()),
+    (ForgetFilter(text_contains="garden"), ()),  # no session named: never "every session, whole"
+])
+def test_a_session_is_covered_whole_when_nothing_else_narrows_the_filter(selection, whole):
+    assert selection.whole_sessions() == whole
+
+
+PERSONAL = "lol unrelated but my PIN is 8830-2291 and Odalys Brennecke lives at 14 Quarry Lane"
+
+
+def _turn(session, content: str, status: str, **fields) -> Interaction:
+    return Interaction.objects.create(project=session.project, session=session, kind="user_input", content=content,
+                                      occurred_at=timezone.now(), status=status, **fields)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_whole_session_goes_with_every_interaction_and_its_links_elsewhere(project, agent_session, world):
+    """The second session held a duplicate merged into the first session's memory (which took its source
+    along): deleting the second session whole takes its duplicate, all its interactions, whatever their
+    status, and the link, and leaves the survivor and everything of the first session as they were."""
+    other, m = world["other"], world["m"]
+    _turn(other, "ok", "filtered", reason="chit-chat with no information")
+    _turn(other, PERSONAL, "filtered", reason="off-task")
+    _turn(other, "waiting to be processed about Quarry Lane parking", "pending")
+    theirs = set(Interaction.objects.filter(session=other).values_list("id", flat=True))
+    survivor_sources = set(m[SECRET].sources.values_list("id", flat=True))
+    assert survivor_sources & theirs, "the merge gave the survivor the duplicate's source"
+    facts = Memory.objects.filter(session=agent_session).exclude(kind="summary").order_by("id")
+    first_session = {"memories": list(facts.values_list("id", "status", "content")), "interactions": list(
+        Interaction.objects.filter(session=agent_session).order_by("id").values_list("id", "content", "status"))}
+    selection = ForgetFilter(session_id=other.pk)
+    before = db_state()
+
+    dry = forget_run(project=project, actor="user:1", selection=selection, mode="hard", dry_run=True)
+    assert db_state() == before, "the dry run changed nothing"
+    real = forget_run(project=project, actor="user:1", selection=selection, mode="hard",
+                      expect_memories=dry.counts["memories"])
+    assert not AgentSession.objects.filter(pk=other.pk).exists()
+    assert not Interaction.objects.filter(pk__in=theirs).exists()
+    assert not Memory.objects.filter(pk=world["duplicate"].pk).exists()
+    assert set(m[SECRET].sources.values_list("id", flat=True)) == survivor_sources - theirs
+    assert Memory.objects.get(pk=m[SECRET].pk).content == SECRET, "the first session's own statement stays"
+    assert rows_containing("8830-2291") == {} and rows_containing("Quarry Lane") == {}
+    assert rows_containing("Second session") == {} and rows_containing("Hotel logistics") == {}  # title, task
+    assert not GraphChange.objects.filter(session_id=other.pk).exists()
+    assert GraphChange.objects.get(op="session.deleted").before == {"id": other.pk}
+    assert list(facts.values_list("id", "status", "content")) == first_session["memories"]
+    assert list(Interaction.objects.filter(session=agent_session).order_by("id")
+                .values_list("id", "content", "status")) == first_session["interactions"]
+    assert dry.counts == real.counts and dry.ids == real.ids
+    assert real.counts["memories"] == 1 and real.counts["interactions_deleted"] == len(theirs) == 4
+    assert real.counts["sessions_deleted"] == 1 and real.ids["sessions_deleted"] == [other.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_store_namespace_deleted_whole_takes_its_items(project):
+    from memory.engine.store.items import item_put
+    from memory.models import StoreItem
+
+    put = item_put(project=project, namespace=["people", "odalys"], key="pin", actor="t", wait=True,
+                   value={"text": "Odalys Brennecke keeps her PIN 8830-2291 on a card in her wallet."})
+    session = put.item.session
+    report = forget_run(project=project, actor="t", selection=ForgetFilter(session_id=session.pk), mode="hard")
+    assert not StoreItem.objects.exists() and not AgentSession.objects.filter(pk=session.pk).exists()
+    assert rows_containing("8830-2291") == {} and rows_containing("odalys") == {}
+    assert report.counts["store_items_deleted"] == 1 and report.counts["sessions_deleted"] == 1
+
+
+@pytest.mark.django_db
+def test_the_scan_reports_a_filtered_turns_text_left_behind(project, agent_session):
+    """The strings the job looks for after deleting a session whole come from its filtered turns too: if
+    one is left (here: a forget narrowed to its facts, which leaves the session), the scan says where."""
+    from memory.engine.maintenance.verify import distinctive_strings, residues_scan
+
+    kept = remember(agent_session, "Sow the tomatoes indoors in early March.")
+    filtered = _turn(agent_session, PERSONAL, "filtered", reason="off-task")
+    _turn(agent_session, "thanks", "filtered", reason="chit-chat with no information")
+    strings = distinctive_strings(project, {kept.pk}, (agent_session.pk,))
+    assert {"8830-2291", "brennecke"} <= set(strings)
+    assert "thanks" not in strings  # everyone's word (and too short): proves nothing when found
+    forget_run(project=project, actor="t", mode="hard",
+               selection=ForgetFilter(session_id=agent_session.pk, kinds=("fact",)))
+    assert Interaction.objects.get(pk=filtered.pk).content == PERSONAL
+    residues = residues_scan(project, strings).residues
+    assert {"table": "memory_interaction", "column": "content", "row": filtered.pk} in residues
+
+
+@pytest.mark.django_db
+def test_copies_of_a_forgotten_turn_are_emptied_and_never_processed(project, agent_session):
+    """The same turn sent again backs no memory: filtered as a repeat, failed, or still waiting. Each loses
+    its content and metadata like the source itself, and one waiting or failed is settled (filtered): a
+    later run would write the forgotten memory again. A turn that only mentions a word of it is kept."""
+    from memory.engine.pipeline import interaction_process_with_followers
+
+    memory = remember(agent_session, SECRET)
+    repeat = _turn(agent_session, SECRET, "filtered", reason=f"repeats memory #{memory.pk}", metadata={"turn": 3})
+    waiting = _turn(agent_session, f"  {SECRET} ", "pending", metadata={"from": "phone", "text": SECRET})
+    failed = _turn(agent_session, SECRET, "failed", error=f"embedder timed out on {SECRET[:40]}")
+    other = _turn(agent_session, "Book the hotel near the main station for Friday.", "pending")
+    forget_run(project=project, actor="t", selection=ForgetFilter(memory_ids=(memory.pk,)), mode="hard")
+    rows = {i.pk: i for i in Interaction.objects.filter(pk__in=[repeat.pk, waiting.pk, failed.pk, other.pk])}
+    for copy in (repeat, waiting, failed):
+        row = rows[copy.pk]
+        assert (row.content, row.metadata, row.status) == (REDACTED, {}, "filtered"), copy.status
+    assert rows[waiting.pk].reason == rows[failed.pk].reason == REDACTED and rows[failed.pk].error == ""
+    assert rows[waiting.pk].processed_at is not None
+    assert rows[other.pk].status == "pending" and rows[other.pk].content == other.content
+    assert rows_containing("X9983451") == {}
+    for copy in (waiting, failed):
+        assert interaction_process_with_followers(interaction_id=copy.pk, followers=0) is None  # nothing to do
+    assert not Memory.objects.filter(content__contains=REDACTED).exists()

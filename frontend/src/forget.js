@@ -17,7 +17,16 @@ function countLabels() {
     interactions_redacted: gettext("interactions emptied"), traces_scrubbed: gettext("recall traces rewritten"),
     changes_scrubbed: gettext("change-log rows rewritten"), summaries_rewritten: gettext("summaries rewritten"),
     summaries_deleted: gettext("summaries deleted"), notes_scrubbed: gettext("curators' reasons rewritten"),
+    sessions_deleted: gettext("sessions deleted whole"), interactions_deleted: gettext("interactions deleted"),
+    traces_deleted: gettext("recall traces deleted"), store_items_deleted: gettext("store items deleted"),
   };
+}
+
+// Interactions by status, as the dry run counts them ({kept, filtered, failed, pending}); "" when none.
+function byStatus(label, counts) {
+  const n = (key) => (counts && counts[key]) || 0;
+  if (!["kept", "filtered", "failed", "pending"].some((key) => n(key))) return "";
+  return interpolate(label, { kept: n("kept"), filtered: n("filtered"), failed: n("failed"), pending: n("pending") }, true);
 }
 
 function stateLabel(job) {
@@ -61,7 +70,8 @@ function changedCell(job) {
   if (job.state === "failed") return h("span", { class: "bad-text" }, job.error);
   const counts = job.counts || {};
   const labels = job.mode === "hard"
-    ? { deleted: gettext("memories"), edges: gettext("edges"), entities: gettext("entities"), traces_scrubbed: gettext("recall traces") }
+    ? { sessions_deleted: gettext("sessions"), deleted: gettext("memories"), interactions_deleted: gettext("interactions"),
+      edges: gettext("edges"), entities: gettext("entities"), traces_scrubbed: gettext("recall traces") }
     : { memories: gettext("memories") };
   const parts = Object.keys(labels).filter((k) => k in counts).map((k) => `${labels[k]} ${counts[k]}`);
   return h("span", { class: "small" }, parts.join(" · ") || "–");
@@ -130,6 +140,7 @@ class ForgetPage {
     fill($("#preview-counts"), ...Object.keys(labels).filter((key) => key in preview.counts)
       .map((key) => h("div", { class: "forget-count", "data-count": key },
         h("b", null, String(preview.counts[key])), h("span", null, labels[key]))));
+    this.renderSessionsAndInteractions(preview);
     fill($("#preview-sample"), ...preview.sample.map((m) => h("li", null,
       h("span", { class: "muted small" },
         `#${m.id} · ${this.config.kinds[m.kind] || m.kind} · ${m.session} · ${formatDateTime(m.occurred_at)} `),
@@ -140,11 +151,39 @@ class ForgetPage {
     $("#preview").hidden = false;
   }
 
+  // The sessions a hard forget deletes whole (its filter names sessions and nothing else), and the
+  // interactions it deletes or empties, by status: what goes besides the memories.
+  renderSessionsAndInteractions(preview) {
+    const sessions = preview.deleted_sessions || [];
+    const box = $("#preview-sessions");
+    box.hidden = !sessions.length;
+    fill(box, ...(sessions.length ? [
+      h("p", null, ngettext("This session goes for good, with every interaction it holds (kept, filtered, failed or waiting):",
+        "These sessions go for good, with every interaction they hold (kept, filtered, failed or waiting):", sessions.length)),
+      h("ul", { class: "forget-sessions" }, ...sessions.map((s) => h("li", { "data-session": String(s.id) },
+        h("b", null, `#${s.id} ${s.name}`), " ",
+        h("span", { class: "muted small" }, interpolate(gettext("memories %(memories)s · interactions %(interactions)s"),
+          { memories: s.memories, interactions: s.interactions }, true))))),
+    ] : []));
+    const counts = preview.interactions || {};
+    const lines = [
+      byStatus(gettext("Interactions deleted: %(kept)s kept, %(filtered)s filtered, %(failed)s failed, %(pending)s waiting"), counts.deleted),
+      byStatus(gettext("Interactions emptied: %(kept)s kept, %(filtered)s filtered, %(failed)s failed, %(pending)s waiting"), counts.emptied),
+    ].filter(Boolean);
+    const text = $("#preview-interactions");
+    text.hidden = !lines.length;
+    fill(text, ...lines.flatMap((line, i) => (i ? [h("br"), line] : [line])));
+  }
+
   confirmState() {
     const button = $("#forget-start");
     const count = this.preview ? this.preview.preview.memories : 0;
-    button.textContent = interpolate(ngettext("Forget %s memory", "Forget %s memories", count), [count]);
-    button.disabled = !this.preview || !count || $("#f-confirm").value.trim() !== this.config.projectSlug;
+    const sessions = this.preview ? (this.preview.preview.deleted_sessions || []).length : 0;
+    button.textContent = sessions
+      ? interpolate(ngettext("Delete %s session for good", "Delete %s sessions for good", sessions), [sessions])
+        + (count ? ` (${interpolate(ngettext("%s memory", "%s memories", count), [count])})` : "")
+      : interpolate(ngettext("Forget %s memory", "Forget %s memories", count), [count]);
+    button.disabled = !this.preview || !(count || sessions) || $("#f-confirm").value.trim() !== this.config.projectSlug;
   }
 
   async run() {
@@ -159,6 +198,7 @@ class ForgetPage {
       this.preview = null;
       $("#preview").hidden = true;
       clear($("#preview-sample"));  // the forgotten text leaves the page too
+      clear($("#preview-sessions"));
       $("#forget-filter").reset();
       this.renderProgress(job);
     } catch (error) {
@@ -212,8 +252,12 @@ class ForgetPage {
     if (job.state === "done") {
       const residues = job.residues === null ? "" : " " + interpolate(
         ngettext("The scan found %s residue.", "The scan found %s residues.", job.residues), [job.residues]);
+      const deleted = (job.counts || {}).sessions_deleted || 0;
+      const sessions = deleted ? " " + interpolate(
+        ngettext("%s session deleted.", "%s sessions deleted.", deleted), [deleted]) : "";
       text.textContent = interpolate(ngettext("Job #%(id)s is done: %(count)s memory forgotten.",
-        "Job #%(id)s is done: %(count)s memories forgotten.", job.total), { id: job.id, count: job.total }, true) + residues;
+        "Job #%(id)s is done: %(count)s memories forgotten.", job.total), { id: job.id, count: job.total }, true)
+        + sessions + residues;
     } else if (job.state === "failed") {
       const forgot = Object.keys(job.counts || {}).length > 0;
       text.textContent = interpolate(forgot

@@ -104,7 +104,8 @@ class ForgetSelectionInput(serializers.Serializer):
 
     memory_ids = _ids(default=list)
     session_id = id_field(required=False, allow_null=True, default=None)
-    session_ids = _ids(default=list, help_text="Memories of any of these sessions.")
+    session_ids = _ids(default=list, help_text="Memories of any of these sessions. With mode hard and no other "
+                                               "filter: the sessions themselves, deleted whole with every interaction.")
     entity = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
     kinds = _kinds()
     after = serializers.DateTimeField(required=False, allow_null=True, default=None,

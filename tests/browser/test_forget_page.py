@@ -79,3 +79,47 @@ def test_an_admin_forgets_with_a_dry_run_a_confirmation_and_progress(page, gym, 
     screenshot(page, "forget-dry-run-zh", full_page=True)
     with page.expect_navigation():
         page.select_option("#language-select", "en")
+
+
+def _session_rows(session_id: int) -> dict[str, object]:
+    from memory.models import AgentSession, Interaction
+
+    return {"session": AgentSession.objects.filter(pk=session_id).exists(),
+            "statuses": sorted(Interaction.objects.filter(session_id=session_id).values_list("status", flat=True))}
+
+
+def test_an_admin_deletes_a_whole_session_for_good(page, gym, django_db_blocker):
+    """Only a session chosen, delete for good: the dry run names the session and its interactions by status,
+    the button says a session goes, and afterwards nothing of it is left."""
+    session_id = new_session(gym, "Small talk with Odalys")
+    api_post(gym, f"sessions/{session_id}/interactions/", {"interactions": [
+        {"kind": "user_input", "content": text}
+        for text in ["ok", "The ferry to Lisbon leaves at 07:15 on Saturday.", "thanks"]]})
+    before = in_database(django_db_blocker, _session_rows, session_id)
+    assert before == {"session": True, "statuses": ["filtered", "filtered", "kept"]}
+    login(page, gym, "frida")
+    page.goto(gym.url + f"/p/{gym.project_slug}/forget/")
+    page.wait_for_selector("html[data-forget-ready='1']", state="attached")
+    page.select_option("#f-sessions", str(session_id))
+    page.check("input[name=mode][value=hard]")
+    page.click("#dry-run")
+    page.wait_for_selector("#preview:not([hidden])")
+    sessions = page.inner_text("#preview-sessions")
+    assert "This session goes for good" in sessions and f"#{session_id} Small talk with Odalys" in sessions
+    assert "memories 1 · interactions 3" in sessions
+    assert page.inner_text("#preview-interactions") == \
+        "Interactions deleted: 1 kept, 2 filtered, 0 failed, 0 waiting"
+    assert page.inner_text("#preview-counts [data-count=sessions_deleted] b") == "1"
+    page.fill("#f-confirm", gym.project_slug)
+    assert page.inner_text("#forget-start") == "Delete 1 session for good (1 memory)"
+    screenshot(page, "forget-session-dry-run", full_page=True)
+    page.click("#forget-start")
+    page.wait_for_selector("html[data-forget-job$=':done']", state="attached", timeout=60_000)
+    assert "1 session deleted. The scan found 0 residues." in page.inner_text("#progress-text")
+    assert in_database(django_db_blocker, _session_rows, session_id) == {"session": False, "statuses": []}
+    with page.expect_navigation():
+        page.select_option("#language-select", "zh-hans")
+    page.wait_for_selector("html[data-forget-ready='1']", state="attached")
+    assert f'value="{session_id}"' not in page.inner_html("#f-sessions")
+    with page.expect_navigation():
+        page.select_option("#language-select", "en")

@@ -1,8 +1,9 @@
 """Forget (SPEC §5, §6): soft (status `forgotten`) or hard (deleted, with everything derived from it).
 
 Selection by filter — ids, sessions, entity, kind, happened after / before a date, text contains,
-sensitive only — all combined with AND; at least one is required. Summaries are selected only by id
-or by kind `summary`: otherwise they are derived data, which a hard forget rewrites (below) rather than deletes.
+sensitive only — all combined with AND; at least one is required. Summaries are selected only by id,
+by kind `summary` or with a whole session (below): otherwise they are derived data, which a hard forget
+rewrites rather than deletes.
 Always dry-run first: the dry run does the real work in a transaction that is rolled back, so its
 counts are exactly what the real run will do, and a real run can insist on the count it was shown
 (`expect_memories`) so the selection cannot grow between the two.
@@ -24,6 +25,14 @@ Hard, in one transaction (all or nothing), what SPEC calls the cascade:
   narrative (a question about the locker code names the code, in words no sentence of the memory has);
 - free text other apps registered (a curator's reason quoting the memory) loses it the same way;
 - the change log records each deletion without content, plus one `maintenance.forget` audit row.
+
+A whole session (`ForgetFilter.whole_sessions`): a hard forget whose filter names sessions and nothing
+else (no memory ids, entity, kinds, time range, text or sensitive-only) chose the sessions, not some of
+their memories. Besides the cascade above for all their memories (summaries included), it deletes every
+interaction of theirs whatever its status (kept, filtered, failed, pending), their store items and
+recall traces, and the session rows themselves (`session.deleted`); earlier change-log rows about them
+(the session's title and task, its interactions' snapshots) lose their content, and the interactions'
+longer texts are scrubbed wherever else they were copied. Any other selection keeps the sessions.
 """
 
 from __future__ import annotations
@@ -49,7 +58,9 @@ from ...models import (
     MemoryStatus,
     NodePosition,
     Project,
+    RecallTrace,
     Relation,
+    StoreItem,
 )
 from ...models.lookups import id_array
 from ...providers import get_embedder
@@ -95,6 +106,14 @@ class ForgetFilter:
     def sessions(self) -> tuple[int, ...]:
         both = (*self.session_ids, *(() if self.session_id is None else (self.session_id,)))
         return tuple(sorted(set(both)))
+
+    def whole_sessions(self) -> tuple[int, ...]:
+        """The sessions this filter covers whole: those it names when nothing else narrows it (no memory
+        ids, entity, kinds, time range, text or sensitive-only). A hard forget deletes them with everything
+        in them; naming no session is never "every session whole"."""
+        narrowed = (self.memory_ids or self.entity not in (None, "") or self.kinds or self.before is not None
+                    or self.after is not None or self.text_contains or self.sensitive_only)
+        return () if narrowed else self.sessions()
 
     def audit_json(self) -> dict:
         """The filter as the audit trail keeps it: a text or entity name may be the forgotten data itself."""
@@ -154,7 +173,7 @@ def forget_selection(project: Project, selection: ForgetFilter, *, mode: str) ->
         queryset = queryset.filter(content__icontains=selection.text_contains.strip())
     if mode == "soft":
         queryset = queryset.exclude(status=MemoryStatus.FORGOTTEN)
-    if MemoryKind.SUMMARY not in selection.kinds:
+    if MemoryKind.SUMMARY not in selection.kinds and not (mode == "hard" and selection.whole_sessions()):
         # Summaries are derived: a hard forget rewrites them; only ids or kinds=summary select them.
         queryset = queryset.filter(Q(pk__in=selection.memory_ids) | ~Q(kind=MemoryKind.SUMMARY))
     return sorted(set(queryset.values_list("id", flat=True)))
@@ -177,7 +196,7 @@ def forget_run(*, project: Project, actor: str, selection: ForgetFilter, mode: s
             _soft(project, actor, ids, report, progress)
         else:
             with changes_deferred():  # tens of thousands of deletions: appended in a few statements
-                _Hard(project, actor, report, progress, embed=not dry_run).run(ids)
+                _Hard(project, actor, report, progress, embed=not dry_run).run(ids, selection.whole_sessions())
         audit_record(project, actor, report, {"mode": mode, "filter": selection.audit_json()})
     return report
 
@@ -234,8 +253,11 @@ class _Hard:
     rewritten: set[int] = field(default_factory=set)
     needles: Needles = field(default_factory=Needles)
     sessions: dict[int, AgentSession] = field(default_factory=dict)
+    whole: tuple[int, ...] = ()  # the sessions deleted whole (ForgetFilter.whole_sessions)
 
-    def run(self, ids: list[int]) -> None:
+    def run(self, ids: list[int], whole_sessions: tuple[int, ...] = ()) -> None:
+        self.whole = tuple(sorted(whole_sessions))
+        session_texts = self._sessions_lock()
         self.doomed = self._with_merged(set(ids))
         self.report.counts["merged_duplicates"] = len(self.doomed) - len(ids)
         texts = list(Memory.objects.select_for_update(of=("self",)).filter(pk__any_of=self.doomed).order_by("id")
@@ -243,15 +265,21 @@ class _Hard:
         sources = self._sources_only_of_doomed()
         last_change_id = GraphChange.objects.filter(project=self.project).order_by("-id") \
             .values_list("id", flat=True).first() or 0
-        source_texts = Interaction.objects.filter(pk__any_of=sources).values_list("content", flat=True)
-        self.needles.add_texts(texts + list(source_texts))
+        source_texts = list(Interaction.objects.filter(pk__any_of=sources).values_list("content", flat=True))
+        self.needles.add_texts(texts + source_texts)
+        # What the whole sessions' other interactions said (filtered chit-chat may hold personal data): their
+        # rows go, and copies of their specific texts elsewhere are scrubbed; "ok" and "thanks" are everyone's
+        # words, so short ones are no needles (the change rows about those interactions are blanked by id).
+        self.needles.add_texts(session_texts, short=False)
         entity_ids = set(EntityMention.objects.filter(memory_id__any_of=self.doomed)
                          .values_list("entity_id", flat=True))
         entity_ids |= self._summaries()
         edge_ids = self._edges_delete()
         self._memories_delete()
         self._entities_delete(entity_ids)
-        scrubbed = interactions_scrub(self.project, self.needles, whole_ids=sources)
+        deleted = self._sessions_interactions_delete()
+        scrubbed = interactions_scrub(self.project, self.needles, whole_ids=sources, repeats=texts + source_texts)
+        self.report.touch("interactions_redacted", *scrubbed)
         changes_append_select(
             project=self.project, actor=self.actor, op=Op.INTERACTION_REDACTED, object_type="interaction",
             rows_sql=f"SELECT i.session_id, i.id AS object_id, NULL::jsonb AS before, "
@@ -261,10 +289,64 @@ class _Hard:
         self.report.counts["interactions_redacted"] = len(scrubbed)
         self.report.counts["traces_scrubbed"] = traces_scrub(self.project, self.needles, reached=self.doomed)
         self.report.counts["notes_scrubbed"] = free_text_scrub(
-            self.project, self.needles, gone={"memory": self.doomed, "edge": edge_ids})
+            self.project, self.needles, gone={"memory": self.doomed, "edge": edge_ids, "interaction": deleted})
         self.report.counts["changes_scrubbed"] = changes_scrub(
             self.project, self.needles, memory_ids=self.doomed | self.rewritten, edge_ids=edge_ids,
-            interaction_ids=scrubbed, up_to_id=last_change_id)
+            interaction_ids=scrubbed | deleted, session_ids=set(self.whole), up_to_id=last_change_id)
+        self._sessions_delete()
+
+    def _sessions_lock(self) -> list[str]:
+        """Lock the whole sessions' interactions (in id order, as the write path does, so a batch being
+        processed finishes first), then the sessions' rows: until the commit nothing can be added to them
+        (an insert's foreign-key check waits for the lock, then finds the session gone). Returns the texts of
+        their interactions that back none of their memories (filtered, failed, pending)."""
+        if not self.whole:
+            return []
+        table, sources = Interaction._meta.db_table, Memory.sources.through._meta.db_table
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT i.content, EXISTS (SELECT 1 FROM {sources} s WHERE s.interaction_id = i.id) "
+                           f"FROM {table} i WHERE i.session_id = ANY(%s::bigint[]) ORDER BY i.id FOR UPDATE",
+                           [id_array(self.whole)])
+            texts = [content for content, backs in cursor.fetchall() if not backs]
+        list(AgentSession.objects.select_for_update().filter(pk__in=self.whole).order_by("id").values_list("id"))
+        return texts
+
+    def _sessions_interactions_delete(self) -> set[int]:
+        """Every interaction of the whole sessions, whatever its status, goes (after their memories): links
+        from memories of other sessions (a duplicate merged there kept its provenance) and from store items
+        included. Returns their ids."""
+        if not self.whole:
+            return set()
+        table = Interaction._meta.db_table
+        theirs = f"SELECT id FROM {table} WHERE session_id = ANY(%s::bigint[])"
+        whole = id_array(self.whole)
+        with connection.cursor() as cursor:
+            cursor.execute(f"DELETE FROM {Memory.sources.through._meta.db_table} WHERE interaction_id IN ({theirs})",
+                           [whole])
+            cursor.execute(f"UPDATE {StoreItem._meta.db_table} SET interaction_id = NULL "
+                           f"WHERE interaction_id IN ({theirs})", [whole])
+            cursor.execute(f"DELETE FROM {table} WHERE session_id = ANY(%s::bigint[]) RETURNING id", [whole])
+            deleted = {row[0] for row in cursor.fetchall()}
+        self.report.counts["interactions_deleted"] = len(deleted)
+        return deleted
+
+    def _sessions_delete(self) -> None:
+        """The session rows, last, with what Django's cascade still holds of them (their store items, recall
+        traces and layout are deleted, curators' acts and change-log rows keep theirs without the session);
+        one `session.deleted` change each, without content."""
+        if not self.whole:
+            return
+        changes_append_select(
+            project=self.project, actor=self.actor, op=Op.SESSION_DELETED, object_type="session",
+            rows_sql=f"SELECT NULL::bigint AS session_id, s.id AS object_id, jsonb_build_object('id', s.id) AS before, "
+                     f"NULL::jsonb AS after, s.id AS n FROM {AgentSession._meta.db_table} s "
+                     f"WHERE s.id = ANY(%s::bigint[])",
+            params=[id_array(self.whole)])
+        _, deleted = AgentSession.objects.filter(project=self.project, pk__in=self.whole).delete()
+        self.report.counts.update(sessions_deleted=deleted.get(AgentSession._meta.label, 0),
+                                  traces_deleted=deleted.get(RecallTrace._meta.label, 0),
+                                  store_items_deleted=deleted.get(StoreItem._meta.label, 0))
+        self.report.touch("sessions_deleted", *self.whole)
 
     def _with_merged(self, ids: set[int]) -> set[int]:
         """Duplicates merged into a forgotten memory hold the same text: they go with it."""
@@ -336,17 +418,18 @@ class _Hard:
         doomed = id_array(self.doomed)
         table = Edge._meta.db_table
         # Each side through its own index: `source_id = ANY(a) OR target_id = ANY(a)` is one linear search
-        # of the array per edge (3.5 s for 10,000 memories).
+        # of the array per edge (3.5 s for 10,000 memories). Edges recorded in a session deleted whole go too.
         touching = (f"id IN (SELECT id FROM {table} WHERE source_id = ANY(%s::bigint[]) "
-                    f"UNION SELECT id FROM {table} WHERE target_id = ANY(%s::bigint[]))")
+                    f"UNION SELECT id FROM {table} WHERE target_id = ANY(%s::bigint[]) "
+                    f"UNION SELECT id FROM {table} WHERE session_id = ANY(%s::bigint[]))")
         changes_append_select(
             project=self.project, actor=self.actor, op=Op.EDGE_DELETED, object_type="edge",
             rows_sql=f"SELECT e.session_id, e.id AS object_id, "
                      f"{snapshot_sql(Edge, EDGE_FIELDS, 'e', replaced=('rationale',))} AS before, "
                      f"NULL::jsonb AS after, e.id AS n FROM {table} e WHERE e.{touching}",
-            params=[REDACTED, doomed, doomed])
+            params=[REDACTED, doomed, doomed, id_array(self.whole)])
         with connection.cursor() as cursor:
-            cursor.execute(f"DELETE FROM {table} WHERE {touching} RETURNING id", [doomed, doomed])
+            cursor.execute(f"DELETE FROM {table} WHERE {touching} RETURNING id", [doomed, doomed, id_array(self.whole)])
             edge_ids = {row[0] for row in cursor.fetchall()}
         self.report.counts["edges"] = len(edge_ids)
         return edge_ids

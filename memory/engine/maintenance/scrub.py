@@ -25,7 +25,7 @@ import ahocorasick
 from django.db import connection
 from django.db.models import Q
 
-from ...models import GraphChange, Interaction, Memory, Project, RecallTrace
+from ...models import GraphChange, Interaction, InteractionStatus, Memory, Project, RecallTrace
 from ...models.lookups import id_array
 from ..cues import information_length
 from .common import REDACTED
@@ -63,15 +63,17 @@ class Needles:
     whole: set[str] = field(default_factory=set)
     _index: tuple | None = field(default=None, repr=False, compare=False)
 
-    def add_texts(self, texts: Iterable[str], *, sentences: bool = True) -> None:
+    def add_texts(self, texts: Iterable[str], *, sentences: bool = True, short: bool = True) -> None:
         """Whole texts and (optionally) their specific sentences, longest first (so a sentence
-        never splits a longer needle it is part of)."""
+        never splits a longer needle it is part of). Short texts are replaced where they are a whole
+        string, or (`short=False`) not looked for at all."""
         found = set(self.texts)
         for text in texts:
             if not (text and text.strip()):
                 continue
             if information_length(text.strip()) < MIN_SENTENCE_NEEDLE:
-                self.whole.add(text.strip())
+                if short:
+                    self.whole.add(text.strip())
                 continue
             found.update({text, text.strip()})
             if sentences:
@@ -262,7 +264,8 @@ def traces_scrub(project: Project, needles: Needles, *, reached: set[int] = froz
 
 
 BLANKED = {"memory": (MEMORY_CONTENT_FIELDS, MEMORY_DERIVED_FIELDS), "edge": (("rationale",), ()),
-           "interaction": (INTERACTION_FIELDS, ())}
+           "interaction": ((*INTERACTION_FIELDS, "error"), ()),
+           "session": (("title", "task", "external_id"), ("metadata",))}
 EMPTY_JSON = "('null', '\"\"', '{}', '[]')"  # jsonb values with nothing to blank (None, "", {}, [])
 
 
@@ -310,12 +313,13 @@ def _blank(object_type: str, change_ids: list[int]) -> set[int]:
 
 
 def changes_scrub(project: Project, needles: Needles, *, memory_ids: set[int], edge_ids: set[int],
-                  interaction_ids: set[int], up_to_id: int) -> int:
+                  interaction_ids: set[int], up_to_id: int, session_ids: set[int] = frozenset()) -> int:
     """Change-log snapshots: the content of forgotten objects (in rows up to `up_to_id`, written
-    before this forget) is replaced whole, and then any occurrence of forgotten text anywhere in
-    before/after is replaced in place. Ids stay. Returns how many rows changed."""
-    objects = {kind: ids for kind, ids in {"memory": memory_ids, "edge": edge_ids,
-                                           "interaction": interaction_ids}.items() if ids}
+    before this forget; a deleted session's title and task too) is replaced whole, and then any
+    occurrence of forgotten text anywhere in before/after is replaced in place. Ids stay. Returns how
+    many rows changed."""
+    objects = {kind: ids for kind, ids in {"memory": memory_ids, "edge": edge_ids, "interaction": interaction_ids,
+                                           "session": session_ids}.items() if ids}
     changed: set[int] = set()
     for object_type, change_ids in _change_rows_about(project, objects, up_to_id).items():
         if change_ids:
@@ -324,22 +328,39 @@ def changes_scrub(project: Project, needles: Needles, *, memory_ids: set[int], e
     return len(changed | rows_redact(GraphChange, ("before", "after"), matching, needles))
 
 
-def interactions_scrub(project: Project, needles: Needles, *, whole_ids: set[int]) -> set[int]:
-    """Source interactions of forgotten memories lose their content and metadata; other interactions
-    that back no memory lose the forgotten text they repeat. Interactions backing a surviving memory
-    are left alone (that memory still holds what they say). Returns the ids of those changed.
+def interactions_scrub(project: Project, needles: Needles, *, whole_ids: set[int],
+                       repeats: Iterable[str] = ()) -> set[int]:
+    """Source interactions of forgotten memories lose their content and metadata; so does any other
+    interaction backing no memory whose whole content is one of `repeats` (the forgotten memories' and
+    sources' texts: the same turn sent again, filtered as a repeat, failed or still pending), and one of
+    those still pending or failed is settled as filtered (reason REDACTED): processed later, it would make
+    the forgotten memory again, or one of the marker. Other interactions that back no memory lose the
+    forgotten text they repeat. Interactions backing a surviving memory are left alone (that memory still
+    holds what they say). Returns the ids of those changed.
 
     The sources are emptied first, in one UPDATE (ten thousand of them in a large forget); only the rows
     that still hold forgotten text afterwards (in any column) are read and rewritten here."""
     table, sources = Interaction._meta.db_table, Memory.sources.through._meta.db_table
     backing_none = f"NOT EXISTS (SELECT 1 FROM {sources} s WHERE s.interaction_id = {table}.id)"
     changed: set[int] = set()
-    if whole_ids:
-        with connection.cursor() as cursor:
+    repeats = sorted({text.strip() for text in repeats if text and text.strip()})
+    with connection.cursor() as cursor:
+        if repeats:  # joined on the texts (hashed), not `= ANY(array)`: one linear search per row
+            cursor.execute(f"SELECT {table}.id FROM {table} JOIN unnest(%s::text[]) AS r(text) "
+                           f"ON btrim({table}.content) = r.text WHERE {table}.project_id = %s AND {backing_none}",
+                           [repeats, project.pk])
+            copies = {row[0] for row in cursor.fetchall()}
+            cursor.execute(f"UPDATE {table} SET status = %s, reason = %s, error = '', processed_at = now() "
+                           f"WHERE id = ANY(%s::bigint[]) AND status IN (%s, %s) RETURNING id",
+                           [InteractionStatus.FILTERED, REDACTED, id_array(copies), InteractionStatus.PENDING,
+                            InteractionStatus.FAILED])
+            changed = {row[0] for row in cursor.fetchall()}
+            whole_ids = set(whole_ids) | copies
+        if whole_ids:
             cursor.execute(f"UPDATE {table} SET content = %s, metadata = '{{}}'::jsonb WHERE id = ANY(%s::bigint[]) "
                            f"AND {backing_none} AND (content <> %s OR metadata <> '{{}}'::jsonb) RETURNING id",
                            [REDACTED, id_array(whole_ids), REDACTED])
-            changed = {row[0] for row in cursor.fetchall()}
+            changed |= {row[0] for row in cursor.fetchall()}
     candidates = ids_matching(table, project, ("content", "reason"), ("metadata", "scores"), needles,
                               where=backing_none)
     return changed | rows_redact(Interaction, ("content", "reason", "metadata", "scores"), candidates, needles)

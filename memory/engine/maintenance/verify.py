@@ -4,7 +4,9 @@ Before the forget, `distinctive_strings` picks, per forgotten memory, its longes
 it holds (phone numbers, "ZX-4471"), and keeps those that nothing else of the project holds: not the
 other memories (text, search text, dimensions), not the entities they mention, not a session's title
 or task, not a word of the engine's own vocabulary ("conditional" is also a relation). A word the
-project still uses elsewhere proves nothing when it is found.
+project still uses elsewhere proves nothing when it is found. A session deleted whole adds the same
+strings of each of its interactions that backs no memory (filtered, failed, pending: nothing else
+would look for their text), kept only if no interaction of another session holds them either.
 After it, `residues_scan` reads every text, array and JSON column of every table that holds rows of
 the project (the models of memory, curation and administration, scoped through their path to the
 project) and looks for them in every string (JSON values, not keys), case-insensitively: English
@@ -16,7 +18,7 @@ a residue of its own).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import ahocorasick
@@ -24,7 +26,7 @@ from django.apps import apps
 from django.contrib.postgres.fields import ArrayField
 from django.db import connection, models
 
-from ...models import AgentSession, Entity, EntityMention, Memory, MemoryKind, Project
+from ...models import AgentSession, Entity, EntityMention, Interaction, Memory, MemoryKind, Project
 from ..telling import memory_terms
 from .scrub import READ_BATCH, strings_in
 
@@ -65,15 +67,29 @@ def _candidates(text: str) -> list[str]:
     return sorted(words | codes, key=lambda s: (-len(s), s))
 
 
-def distinctive_strings(project: Project, memory_ids: set[int]) -> list[str]:
+def distinctive_strings(project: Project, memory_ids: set[int], sessions: Iterable[int] = ()) -> list[str]:
     """Strings of the memories about to be forgotten that nothing else of the project holds: not the
     other memories (their text, search text and dimensions, summaries aside: the cascade rewrites
-    those), not the names of entities that stay, not a session's title or task. Found the way the
-    scan will look for them, so whatever the scan finds later was not there for another reason."""
+    those), not the names of entities that stay, not the title or task of a session that stays. Found the
+    way the scan will look for them, so whatever the scan finds later was not there for another reason.
+
+    `sessions`: those deleted whole (ForgetFilter.whole_sessions). Their interactions that back no memory
+    (filtered, failed, pending) hold text no memory does: their strings are looked for too (up to half of
+    MAX_STRINGS), unless an interaction of another session also holds them."""
+    sessions = sorted(set(sessions))
     picked: list[str] = []
     for content in Memory.objects.filter(pk__any_of=memory_ids).order_by("id").values_list("content", flat=True):
         picked.extend(_candidates(content)[:PER_MEMORY])
-    picked = list(dict.fromkeys(picked))[:MAX_STRINGS]
+    said = _session_strings(sessions, set(picked))
+    picked = list(dict.fromkeys(picked))[:MAX_STRINGS - min(len(said), MAX_STRINGS // 2)]
+    said = said[:MAX_STRINGS - len(picked)]
+    if said:  # the project's other sessions may say the same ("thanks", a place's name): proves nothing
+        others = Interaction.objects.filter(project=project).exclude(session_id__in=sessions)
+        found = _Finder(said)
+        repeated: set[str] = set()
+        for row in others.values_list("content", flat=True).iterator(chunk_size=READ_BATCH):
+            repeated |= found.matches(row)
+        picked += [s for s in said if s not in repeated]
     if not picked:
         return []
     finder = _Finder(picked)
@@ -88,12 +104,24 @@ def distinctive_strings(project: Project, memory_ids: set[int]) -> list[str]:
                     .values_list("entity_id", flat=True))
     names = (Entity.objects.filter(project=project).exclude(pk__any_of=by_doomed - by_others)
              .values_list("name", "aliases"))
-    sessions = AgentSession.objects.filter(project=project).values_list("title", "task")
-    for row in (*names, *sessions):
+    staying = AgentSession.objects.filter(project=project).exclude(pk__in=sessions).values_list("title", "task")
+    for row in (*names, *staying):
         for text in strings_in(list(row)):
             elsewhere |= finder.matches(text)
     vocabulary = _engine_vocabulary()
     return [s for s in picked if s not in elsewhere and s not in vocabulary]
+
+
+def _session_strings(sessions: list[int], known: set[str]) -> list[str]:
+    """The candidates of the sessions' interactions that back no memory, PER_MEMORY each, in id order,
+    without those already picked from the memories."""
+    if not sessions:
+        return []
+    unbacked = Interaction.objects.filter(session_id__in=sessions, memories__isnull=True).order_by("id")
+    found: list[str] = []
+    for content in unbacked.values_list("content", flat=True).iterator(chunk_size=READ_BATCH):
+        found.extend(s for s in _candidates(content)[:PER_MEMORY] if s not in known)
+    return list(dict.fromkeys(found))
 
 
 def _engine_vocabulary() -> set[str]:

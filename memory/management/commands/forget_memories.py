@@ -2,7 +2,8 @@
 
 Soft (default): status forgotten, out of recall and the graph. Hard: delete with the whole cascade
 (edges, mentions, vectors, orphan entities, summaries rewritten, source interactions, traces and the
-change log scrubbed). A hard forget needs --yes; run it with --dry-run first (docs/maintenance.md).
+change log scrubbed); `--session N --hard` alone deletes the whole session, every interaction included.
+A hard forget needs --yes; run it with --dry-run first (docs/maintenance.md).
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ class Command(MaintenanceCommand):
         parser.add_argument("--yes", action="store_true", help="Confirm a hard forget (after a --dry-run)")
         parser.add_argument("--expect", type=int, help="Refuse unless the selection holds exactly this many memories")
         parser.add_argument("--ids", type=int, nargs="+", help="These memory ids")
-        parser.add_argument("--session", type=int, help="Memories of this session id")
+        parser.add_argument("--session", type=int,
+                            help="Memories of this session id (with --hard and no other filter: the whole session, "
+                                 "its interactions and the session itself)")
         parser.add_argument("--entity", help="Memories mentioning this entity (id or name)")
         parser.add_argument("--kind", action="append", choices=MemoryKind.values, help="Of this kind (repeatable)")
         parser.add_argument("--before", help="That happened before this date (YYYY-MM-DD or ISO date-time)")
