@@ -138,7 +138,31 @@ def _ingest_row(ingested: IngestedFile) -> dict[str, Any]:
         "lost": [n for n in needed if not ingested.kept(n)], "seconds": round(ingested.seconds, 1),
         "stale": len(stale), "stale_marked": sum(1 for n in stale if ingested.marked_superseded(n)),
         "asks_superseding": _asks_superseding(ingested),
+        "stage_failures": _stage_failures(ingested),
+        "across_speakers": _supersedes_across_speakers(ingested),
     }
+
+
+def _stage_failures(ingested: IngestedFile) -> int:
+    """Interactions kept with a failed stage (engine/stages.py; the target: none)."""
+    from memory.models import Interaction
+
+    return Interaction.objects.filter(project=ingested.project).exclude(stage_errors={}).count()
+
+
+def _supersedes_across_speakers(ingested: IngestedFile) -> int:
+    """Supersedes applied between two memories whose transcript speakers differ: one person's value replaced by
+    another's (the target: none; proposals waiting for review are not applied and not counted)."""
+    from memory.engine.subjects import speakers_of
+    from memory.models import Edge, EdgeStatus, Memory, Relation
+
+    edges = list(Edge.objects.filter(project=ingested.project, relation=Relation.SUPERSEDES)
+                 .exclude(status=EdgeStatus.REJECTED).exclude(needs_review=True, status=EdgeStatus.INFERRED)
+                 .values_list("source_id", "target_id"))
+    memories = list(Memory.objects.filter(pk__in={pk for pair in edges for pk in pair}))
+    speakers = speakers_of(memories) if memories else {}
+    return sum(1 for old, new in edges if None not in (speakers.get(old), speakers.get(new))
+               and speakers[old] != speakers[new])
 
 
 def _asks_superseding(ingested: IngestedFile) -> int:
@@ -232,6 +256,7 @@ def markdown(summary: dict, info: RunInfo, questions: list[QuestionResult], inge
         *_edge_section(summary),
         *_crowded_section(summary),
         *_larger_section(summary),
+        *_integrity_section(summary),
         *_lost_section(summary, ingested),
         *_misses_section(questions, ingested),
     ]
@@ -388,6 +413,28 @@ def _larger_section(summary: dict) -> list[str]:
                  *(f"{t} R@5 / R@10" for t in QUESTION_TYPES)], rows), "",
         f"{beats.name}: {verdict} ({beats.detail}).", "",
     ]
+
+
+def _integrity_section(summary: dict) -> list[str]:
+    """Nothing lost or corrupted at ingest: failures, and supersedes across people (issue 45)."""
+    rows = summary["ingest"]
+    lines = [
+        "## Ingest integrity", "",
+        f"Interactions failed at ingest: **{sum(r['failed'] for r in rows)}** of "
+        f"{sum(r['interactions'] for r in rows)}; kept with a failed stage (engine/stages.py): "
+        f"**{sum(r.get('stage_failures', 0) for r in rows)}**; supersedes applied across two transcript speakers: "
+        f"**{sum(r.get('across_speakers', 0) for r in rows)}** (the target for all three: 0).", "",
+    ]
+    audit = summary.get("subjects")
+    if audit:
+        lines += [
+            f"The demo's travel desk (`eval/subjects.py`: its scenario sessions and {audit['episodes']} live "
+            "episodes a language through the pipeline, each episode one traveller): supersedes within one "
+            f"traveller **{audit['right']}**, across travellers **{audit['wrong']}**, proposed for review "
+            f"(whose values, not known) {audit['proposed']}; interactions failed {audit['failed']} of "
+            f"{audit['interactions']}.", "",
+        ]
+    return lines
 
 
 def _lost_section(summary: dict, ingested: list[IngestedFile]) -> list[str]:

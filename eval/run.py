@@ -120,6 +120,15 @@ def _crowded(files: list[EvalFile], presets: list[str], k: int | None, progress:
         crowd_empty()
 
 
+def _subjects_audit(episodes: int = 12) -> dict:
+    """Supersedes by traveller on the demo's travel desk (eval/subjects.py), as plain data for the report."""
+    from .subjects import demo_subjects_audit
+
+    audit = demo_subjects_audit(episodes)
+    return {"episodes": episodes, "right": audit.right, "wrong": len(audit.wrong), "proposed": audit.proposed,
+            "failed": audit.failed, "interactions": audit.interactions}
+
+
 def _ingest_all(files: list[EvalFile], progress: bool, with_task: bool, label: str) -> list:
     from tqdm import tqdm
 
@@ -182,6 +191,8 @@ def main(argv: list[str] | None = None) -> None:
     summary, questions, ingested = run(files, args.presets, args.k, with_task=not args.no_task,
                                        check_without_task=not args.with_task_only, crowd=args.crowd,
                                        larger=args.larger)
+    if not args.heldout:
+        summary["subjects"] = _subjects_audit()
     out = Path(args.out) if Path(args.out).is_absolute() else ROOT / args.out
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(markdown(summary, info, questions, ingested), encoding="utf-8")

@@ -2,9 +2,9 @@
 
 Two rules, both narrow on purpose, so unrelated memories are never invalidated:
 - attributes: the same (entity, attribute) with another value: named entities across the project;
-  the user's own attributes ("my phone") within the session when both are about the same person
-  (subjects.py: one session of a travel desk serves many travellers), and across sessions only when
-  both are known to be about the same person ("Kenji Sato again: my mobile number has changed");
+  the user's own attributes ("my phone") when both are the same subject's (subjects.subject_relation:
+  one session of a travel desk serves many travellers; across sessions the same person must be known on
+  both sides, "Kenji Sato again: my mobile number has changed", or both sessions name the same subject);
 - announced changes: a memory that says a value changed ("moved to", "new total", "改为", "挪到") and
   is closely related to an earlier one whose value of the same type (number, date, time, amount) it
   replaces. The earlier one may be in any session of the project: in a conversation over weeks the
@@ -19,6 +19,8 @@ The agent's thoughts and tool calls change no value by the rules: they plan with
 With an LLM configured it also judges: a memory stating a value is shown with up to eight earlier memories
 that state another value of the same type, and the LLM names those it replaces (supersede_llm.py); the rules'
 decisions stand beside its own.
+Every supersede obeys the subject rule: another subject's value is never replaced, and where whose values
+they are is not known (across sessions, nobody named on either side) the edge is only proposed for review.
 The old memory stays, marked superseded (out of default recall), linked by a `supersedes` edge.
 A question or a confirmation ("is it still the 14th?", "还是14号吗？") never supersedes anything, and a
 tool's result never replaces a constraint (only whoever requires something changes it).
