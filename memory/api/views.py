@@ -140,12 +140,7 @@ class InteractionPromoteApi(APIView):
     def post(self, request, project_slug: str, session_id: int, interaction_id: int):
         access = request_access(request, project_slug, min_role=Role.CURATOR, agents=False,
                                 why="Promoting is a curation act: log in as a person with the curator role.")
-        session = session_for(access.project, session_id)
-        if not session.interactions.filter(pk=interaction_id).exists():
-            raise NotFound(f"No interaction {interaction_id} in session {session_id}.")
-        interaction_promote(interaction_id=interaction_id, actor=actor_of(request))
-        interaction = session.interactions.prefetch_related("memories").get(pk=interaction_id)
-        return Response(s.InteractionOutput(interaction, context=_reader(access, [interaction])).data)
+        return _interaction_act(request, access, session_id, interaction_id, interaction_promote)
 
 
 class InteractionRetryApi(APIView):
@@ -154,12 +149,17 @@ class InteractionRetryApi(APIView):
                    summary="Run again what failed: a failed interaction, or a kept one's failed stages")
     def post(self, request, project_slug: str, session_id: int, interaction_id: int):
         access = request_access(request, project_slug, min_role=Role.CURATOR)
-        session = session_for(access.project, session_id)
-        if not session.interactions.filter(pk=interaction_id).exists():
-            raise NotFound(f"No interaction {interaction_id} in session {session_id}.")
-        interaction_retry(interaction_id=interaction_id, actor=actor_of(request))
-        interaction = session.interactions.prefetch_related("memories").get(pk=interaction_id)
-        return Response(s.InteractionOutput(interaction, context=_reader(access, [interaction])).data)
+        return _interaction_act(request, access, session_id, interaction_id, interaction_retry)
+
+
+def _interaction_act(request, access: Access, session_id: int, interaction_id: int, act) -> Response:
+    """Do `act` (promote, retry) on an interaction of the session, and answer the interaction as it is now."""
+    session = session_for(access.project, session_id)
+    if not session.interactions.filter(pk=interaction_id).exists():
+        raise NotFound(f"No interaction {interaction_id} in session {session_id}.")
+    act(interaction_id=interaction_id, actor=actor_of(request))
+    interaction = session.interactions.prefetch_related("memories").get(pk=interaction_id)
+    return Response(s.InteractionOutput(interaction, context=_reader(access, [interaction])).data)
 
 
 class SessionGraphApi(APIView):
