@@ -17,8 +17,11 @@ the change log, interaction lists, the session page's embedded data, maintenance
   (`mask_store_value`).
 
 A memory counts as sensitive if it is now *or* a snapshot says it was: content recorded before it was
-marked (its `memory.created` row) must not leak through the log either. Whether a reader may see
-sensitive content is the access rule's answer (memory/access.py, `Access.may_see_sensitive`).
+marked (its `memory.created` row) must not leak through the log either. Once unmarked, a change's
+snapshots are judged one by one: those recorded while it was sensitive stay masked, the unmark's `after`
+(and what follows) shows the text, so a page open for a viewer shows it again without a reload.
+Whether a reader may see sensitive content is the access rule's answer (memory/access.py,
+`Access.may_see_sensitive`).
 """
 
 from __future__ import annotations
@@ -144,8 +147,11 @@ def mask_change(change: dict[str, Any], refs: SensitiveRefs) -> dict[str, Any]:
     kind, object_id = change["object_type"], change["object_id"]
     snapshots = {key: change[key] for key in ("before", "after") if isinstance(change.get(key), dict)}
     if kind == "memory":
-        if object_id in refs.memory_ids or any(s.get("sensitive") for s in snapshots.values()):
-            return {**change, **{key: mask_memory_snapshot(s) for key, s in snapshots.items()}}
+        # Each snapshot on its own: sensitive now masks both; otherwise one recorded while sensitive stays
+        # masked, and one recorded since it was unmarked shows, so an unmark carries the text it frees.
+        masked = {key: mask_memory_snapshot(s) for key, s in snapshots.items()
+                  if object_id in refs.memory_ids or s.get("sensitive")}
+        return {**change, **masked} if masked else change
     elif kind == "interaction":
         status = InteractionStatus.PENDING if object_id in refs.pending_interaction_ids else ""
         mask = interaction_mask(object_id, status, refs.interaction_ids)

@@ -264,3 +264,45 @@ def test_a_repeat_of_a_sensitive_memory_and_an_edge_quoting_it_reach_a_viewer_ma
     edge = next(c for c in changes if c["op"] == "edge.created")
     assert received["after"]["content"] == "[not processed yet]" and edge["after"]["rationale"] == "[sensitive]"
     assert "8613912345678" not in json.dumps(messages)
+
+
+def test_a_memory_unmarked_sensitive_reaches_an_open_viewer_socket_with_its_content(live_server_process,
+                                                                                     agent_session):
+    """Issue 45 #5: a curator marks a memory sensitive, then unmarks it (the curation service, in another
+    process); an open viewer socket gets the mark masked and the unmark with the text it may read again.
+    What is logged while the memory was sensitive stays masked for the viewer."""
+    interactions_accept(session=agent_session, items=[InteractionInput(
+        "user_input", "The gate code of the Pudong apartment is 7719, valid until Sunday")], actor="t")
+    memory = Memory.objects.get(session=agent_session, content__contains="7719")
+    curator = member(agent_session.project, "cur", Role.CURATOR)
+    viewer = member(agent_session.project, "viewer")
+
+    def curate(sensitive: bool) -> None:
+        run_writer(
+            "from curation.services import memory_update\n"
+            "from memory.models import Memory\n"
+            f"m = Memory.objects.get(pk={memory.pk})\n"
+            f"memory_update(project=m.project, actor='user:{curator.pk}', memory_id=m.pk, sensitive={sensitive},\n"
+            "              reason='a door code')\n"
+        )
+
+    def updates(messages) -> list[dict]:
+        return [c for m in messages if m["type"] == "changes" for c in m["changes"] if c["op"] == "memory.updated"]
+
+    with open_socket(live_server_process, agent_session.pk, session_cookie(viewer)) as ws:
+        catch_up(ws, last_id(agent_session))
+        curate(True)
+        marked = receive_until(ws, lambda ms: len(updates(ms)) >= 1)
+        curate(False)
+        unmarked = receive_until(ws, lambda ms: len(updates(ms)) >= 1)
+    (mark,) = updates(marked)
+    assert mark["after"]["sensitive"] is True and mark["after"]["content"] == "[sensitive]"
+    assert "7719" not in json.dumps(marked)
+    (unmark,) = updates(unmarked)
+    assert unmark["after"]["sensitive"] is False
+    assert unmark["after"]["content"] == memory.content  # the viewer may read it again: live, no reload
+    assert unmark["before"]["content"] == "[sensitive]"  # recorded while sensitive: stays masked
+    # The catch-up (a page that reconnects) and the HTTP change log tell the same.
+    with open_socket(live_server_process, agent_session.pk, session_cookie(viewer)) as ws:
+        again = [c for m in catch_up(ws, mark["id"] - 1) if m["type"] == "changes" for c in m["changes"]]
+    assert [c["after"]["content"] for c in again if c["op"] == "memory.updated"] == ["[sensitive]", memory.content]

@@ -12,8 +12,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from curation.services import edge_update
+from curation.services import edge_draw, edge_update, memory_update
 from memory.engine.maintenance.forget import ForgetFilter, forget_run
+from memory.engine.projects import session_create
 from memory.engine.recall import RecallQuery, memory_recall
 from memory.models import Edge, GraphChange, Membership, RecallTrace, Role
 from memory.visibility import FORGOTTEN_MASK, SENSITIVE_MASK
@@ -100,6 +101,37 @@ def test_a_trace_stays_readable_after_an_edge_is_rejected_and_its_text_after_an_
     # The dates were reached through the edge now rejected: they left, and that edge made the difference.
     assert trip["dates"].pk in {e["memory_id"] for e in diff["left"]}
     assert first.pk in diff["edges_only_first"] and first.pk not in diff["edges_only_second"]
+
+
+def test_changes_since_count_only_what_the_recall_used(project, trip, readers):
+    """Issue 45 #6: the badge counted every change of the project. Changes to memories the recall did not use
+    (another session's, an edge between them) do not count; a change to a memory it returned does, and so does
+    an edge drawn to one."""
+    result = recall(project, "why is the riverside hotel sold out", sensitive=False, use_vector=False,
+                    use_dimensions=False)
+    used = set(result.trace.touched_ids) | set(result.trace.returned_ids)
+    returned = result.items[0].memory
+    elsewhere = session_create(project=project, title="Museum visit", task="Plan a museum day", actor="test")
+    ticket = remember(elsewhere, "Museum tickets for the Shanghai Museum are booked for Saturday morning")
+    audio = remember(elsewhere, "The audio guide at the museum costs 40 RMB and needs a passport deposit")
+    assert not {ticket.pk, audio.pk} & used
+    drawn = edge_draw(project=project, actor="user:someone", source_id=ticket.pk, target_id=audio.pk,
+                      relation="conditional").object
+    edge_update(project=project, actor="user:someone", edge_id=drawn.pk, status="rejected")
+    memory_update(project=project, actor="user:someone", memory_id=audio.pk, sensitive=True)
+    memory_update(project=project, actor="user:someone", memory_id=ticket.pk, kind="event")
+    unrelated = GraphChange.objects.filter(project=project, id__gt=result.trace.change_id).exclude(
+        op="recall.completed").count()
+    assert unrelated == 5  # the session, the edge drawn and rejected, two memories: the badge counted them all
+    assert readers["viewer"].get(url(project, result.trace.pk)).json()["changes_since"] == 0
+    memory_update(project=project, actor="user:someone", memory_id=returned.pk, kind="event")
+    assert readers["viewer"].get(url(project, result.trace.pk)).json()["changes_since"] == 1
+    edge_draw(project=project, actor="user:someone", source_id=ticket.pk, target_id=returned.pk, relation="references")
+    body = readers["curator"].get(url(project, result.trace.pk)).json()
+    assert body["changes_since"] == 2
+    # Another recall changes nothing it used.
+    recall(project, "why is the riverside hotel sold out", sensitive=False, use_vector=False, use_dimensions=False)
+    assert readers["viewer"].get(url(project, result.trace.pk)).json()["changes_since"] == 2
 
 
 def test_sensitive_memories_queries_and_context_are_masked_for_viewers_and_tokens(project, trip, readers):

@@ -3,6 +3,7 @@
 // row's snapshot never goes back to an older version. apply() returns a Patch the views draw.
 
 const REMOVED_STATUSES = new Set(["forgotten"]);
+const MASK = "[sensitive]"; // what stands in for a sensitive memory's text when the reader may not see it
 
 export function memoryFrom(row) {
   const dimensions = row.dimensions || {};
@@ -226,10 +227,12 @@ export class GraphModel {
     const previous = this.memories.get(id);
     const memory = memoryFrom({ ...after, id });
     if (previous) {
-      // Snapshots carry no provenance, position or resolved entities: keep what we had.
+      // Snapshots carry no provenance, position or resolved entities: keep what we had. A masked snapshot (the
+      // memory was marked sensitive) names no entities, and the page shows none, as the graph endpoint would.
+      // Unmarked, the viewer gets the whole snapshot again (memory/visibility.py): text, dimensions, entities.
       memory.sources = memory.sources || previous.sources;
       memory.position = memory.position || previous.position;
-      if (!memory.entities.length) memory.entities = previous.entities;
+      if (!memory.entities.length && memory.content !== MASK) memory.entities = previous.entities;
       this.memories.set(id, memory);
       patch.memories.updated.push(memory);
     } else {

@@ -34,6 +34,10 @@ export class SidePanel {
 
   /** Re-render when a live change touched what is shown. */
   refresh(patch) {
+    // A memory marked or unmarked sensitive masks or frees its source interactions too: read them again.
+    for (const memory of patch.memories.updated) {
+      for (const source of memory.sources || []) this.interactionCache.delete(source.interaction_id ?? source.id);
+    }
     const s = this.selection;
     if (!s) return;
     const ids = s.type === "memory"

@@ -339,8 +339,11 @@ export class RecallDrawer {
       return;
     }
     const last = stepCount(replay) - 1;
+    // Counted by the server among what this recall used: its memories and the edges touching them.
     const changed = replay.changes_since
-      ? h("span", { class: "chip chip-proposal" }, interpolate(ngettext("the graph changed since: %s change", "the graph changed since: %s changes",
+      ? h("span", { class: "chip chip-proposal", id: "replay-changed",
+        title: gettext("Changes since it ran to the memories it started from, reached or returned, and to their edges; changes elsewhere in the graph do not count.") },
+      interpolate(ngettext("since it ran: %s change to what it used", "since it ran: %s changes to what it used",
         replay.changes_since), [replay.changes_since])) : null;
     const header = h("div", { class: "replay-head" },
       h("div", { class: "grow" },

@@ -54,7 +54,11 @@ class RecallSummaryOutput(serializers.Serializer):
 class RecallReplayOutput(RecallSummaryOutput):
     params = serializers.DictField()
     timings = serializers.DictField()
-    changes_since = serializers.IntegerField(allow_null=True, help_text="Change-log rows of the project since.")
+    changes_since = serializers.IntegerField(
+        allow_null=True, help_text="Change-log rows since it ran (after change_id) about what it used: a memory it "
+        "started from, reached or returned (seeds, arrivals, ranking), or an edge with either end among them "
+        "(drawn, approved, rejected, relabelled, redirected, deleted). Changes elsewhere in the project and "
+        "other recalls do not count. Null for a trace stored without change_id.")
     seeds = serializers.ListField(child=serializers.DictField(), help_text="memory_id, activation, sources "
                                   "(rank per source: vector, lexical, entities).")
     steps = serializers.ListField(child=serializers.DictField(), help_text="Per hop (0: seeds), the arrivals: "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from .conftest import api_get, login, new_session, open_session, post_interaction, screenshot, wait_live
+from .conftest import api_get, login, new_session, open_session, post_interaction, screenshot, until, wait_live
 
 FACTS = [
     "The museum pass for the Shanghai Museum costs 120 RMB and must be booked online before Friday",
@@ -138,3 +138,49 @@ def test_after_a_disconnect_the_page_catches_up_without_gaps_or_duplicates(page,
     page.wait_for_function(f"() => cw.cy.getElementById('m{row['memory_ids'][0]}').nonempty()", timeout=15_000)
     wait_live(page)
     assert_page_matches_server(page, site, session_id)
+
+
+def test_a_memory_unmarked_sensitive_shows_its_text_again_in_a_viewers_open_page(page, browser, site):
+    """Issue 45 #5: marking reached an open viewer page live, unmarking only after a reload. The viewer's page,
+    its node and its open panel (with the source interaction) follow both acts without a reload."""
+    text = "The gate code of the Jing'an apartment is 5528 and works until Sunday night"
+    session_id = new_session(site, "Live unmark trip")
+    row = post_interaction(site, session_id, text)
+    assert row["status"] == "kept" and row["memory_ids"], row
+    memory_id = row["memory_ids"][0]
+    node = f"cw.cy.getElementById('m{memory_id}')"
+
+    login(page, site, site.viewer)
+    open_session(page, site, session_id)
+    wait_live(page)
+    page.evaluate("window.cwNotReloaded = true")
+    until(page, f"{node}.data('fullLabel').includes('5528')")
+
+    curator_context = browser.new_context()
+    curator = curator_context.new_page()
+    try:
+        login(curator, site, site.member)
+        open_session(curator, site, session_id)
+        curator.evaluate(f"cw.app.select({{type: 'memory', id: {memory_id}}})")
+        curator.locator(f"#panel article[data-memory-id='{memory_id}']").wait_for(timeout=5000)
+        curator.click("#memory-sensitive")
+        curator.locator("#toast .toast", has_text="Marked sensitive").wait_for(timeout=5000)
+        until(page, f"{node}.data('label') === '••• sensitive'")
+        # Opened while sensitive: the panel reads the source interaction masked (and keeps it for later).
+        page.evaluate(f"cw.app.select({{type: 'memory', id: {memory_id}}})")
+        page.locator("#panel .content.masked").wait_for(timeout=5000)
+        page.locator("#panel .source blockquote", has_text="sensitive").wait_for(timeout=5000)
+        assert "5528" not in page.content()
+        screenshot(page, "live-viewer-marked")
+
+        curator.locator("#memory-sensitive", has_text="Unmark sensitive").wait_for(timeout=5000)
+        curator.click("#memory-sensitive")
+        curator.locator("#toast .toast", has_text="No longer sensitive").wait_for(timeout=5000)
+    finally:
+        curator_context.close()
+    until(page, f"cw.model.memories.get({memory_id}).content === {text!r}")
+    until(page, f"{node}.data('label') !== '••• sensitive' && {node}.data('fullLabel').includes('5528')")
+    page.locator("#panel #panel-content", has_text="5528").wait_for(timeout=5000)
+    page.locator("#panel .source blockquote", has_text="5528").wait_for(timeout=5000)
+    assert page.evaluate("window.cwNotReloaded === true"), "the page was reloaded"
+    screenshot(page, "live-viewer-unmarked")

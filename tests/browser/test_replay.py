@@ -275,3 +275,48 @@ def test_the_projects_recalls_page_opens_a_recall_in_its_sessions_replay(page, h
     page.locator("#replay-ranking tbody tr").first.wait_for(timeout=10_000)
     assert page.url.endswith(f"/sessions/{session_id}/?recall={answer['recall_id']}")
     assert page.evaluate("cw.app.replay.replay.id") == answer["recall_id"]
+
+
+def _curate_kind(memory_ids: list[int]) -> None:
+    from curation.services import memory_update
+    from memory.models import Memory
+
+    for memory_id in memory_ids:
+        memory = Memory.objects.get(pk=memory_id)
+        memory_update(project=memory.project, actor="user:alice", memory_id=memory_id,
+                      kind="event" if memory.kind != "event" else "fact")
+
+
+def test_the_changed_since_badge_counts_only_changes_to_what_the_recall_used(page, hall, chain_session,
+                                                                             django_db_blocker):
+    """Issue 45 #6: the badge counted every change of the project since the recall ran."""
+    _, chain_ids = chain_session
+    session_id = new_session(hall, "Replay: dentist")
+    for text in ("The dentist appointment is on Tuesday at 09:15 at the Lapa clinic",
+                 "The dentist asked to bring the X-ray images from last year"):
+        post_interaction(hall, session_id, text)
+    answer = _recall(hall, {"query": "when is the dentist appointment", "session_id": session_id, "k": 2})
+    trace = api_get(hall, f"recalls/{answer['recall_id']}/")
+    unrelated = [i for i in chain_ids if str(i) not in trace["memories"]][:2]
+    assert len(unrelated) == 2
+    in_database(django_db_blocker, _curate_kind, unrelated)  # changes elsewhere in the project
+    assert api_get(hall, f"recalls/{answer['recall_id']}/")["changes_since"] == 0
+    in_database(django_db_blocker, _curate_kind, [trace["ranking"][0]["memory_id"]])  # one to what it returned
+    assert api_get(hall, f"recalls/{answer['recall_id']}/")["changes_since"] == 1
+
+    login(page, hall, hall.member)
+    open_session(page, hall, session_id, f"?recall={answer['recall_id']}")
+    badge = page.locator("#replay-changed")
+    badge.wait_for(timeout=10_000)
+    assert badge.inner_text() == "since it ran: 1 change to what it used"
+    assert "changes elsewhere in the graph do not count" in badge.get_attribute("title")
+    screenshot(page, "replay-changed-since")
+    with page.expect_navigation():
+        page.select_option("#language-select", "zh-hans")
+    open_session(page, hall, session_id, f"?recall={answer['recall_id']}")
+    badge.wait_for(timeout=10_000)
+    assert badge.inner_text() == "运行后，它用到的记忆及其边有 1 处变更"
+    assert "不计在内" in badge.get_attribute("title")
+    screenshot(page, "replay-changed-since-zh")
+    with page.expect_navigation():
+        page.select_option("#language-select", "en")

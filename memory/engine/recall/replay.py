@@ -1,12 +1,12 @@
 """Stored recalls read back for replay: the list, one trace step by step, and two traces compared.
 
 Reads only. A trace is self-contained: it shows the text each returned memory had when it ran (not
-today's), the change-log position it ran at, and how many changes came after. What the graph looks
-like now is added beside it (does each memory and edge still exist, with which status), so the
-page can draw memories that are gone as ghosts. Every text goes through the visibility rule
-(memory/visibility.py, `memory_mask`): a forgotten memory's text is shown to nobody, a sensitive
-one's only to readers who may see sensitive content, and the query, context and narrative only
-when every memory the recall touched may be shown.
+today's), the change-log position it ran at, and how many changes came after to the memories it used
+and their edges. What the graph looks like now is added beside it (does each memory and edge still
+exist, with which status), so the page can draw memories that are gone as ghosts. Every text goes
+through the visibility rule (memory/visibility.py, `memory_mask`): a forgotten memory's text is shown
+to nobody, a sensitive one's only to readers who may see sensitive content, and the query, context and
+narrative only when every memory the recall touched may be shown.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.postgres.expressions import ArraySubquery
+from django.db import connection
 from django.db.models import BooleanField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from ...models import Edge, GraphChange, Memory, Project, RecallTrace
 from ...visibility import memory_mask, recall_query_hidden_sql
-from ..operations import Op
 
 PREVIEW_CHARS = 160  # of each memory's text in the replay's node list (the ranking keeps the whole text)
 
@@ -127,12 +127,35 @@ def recall_replay(trace: RecallTrace, *, show_sensitive: bool, names: dict[str, 
     }
 
 
+# One statement: the project's change-log rows after the trace's (the (project, id) index), each kept when
+# it is about a memory the recall used or an edge whose either end, before or after, is one. The ids are
+# hashed once (IN over a set-returning subquery), so a long log costs one probe per row, not a scan of ids.
+_CHANGES_SINCE_SQL = f"""
+WITH used AS (SELECT DISTINCT unnest(%s::bigint[]) AS id)
+SELECT count(*) FROM {GraphChange._meta.db_table} c
+WHERE c.project_id = %s AND c.id > %s AND (
+  (c.object_type = 'memory' AND c.object_id IN (SELECT id FROM used))
+  OR (c.object_type = 'edge' AND (
+    (c.after ->> 'source_id')::bigint IN (SELECT id FROM used)
+    OR (c.after ->> 'target_id')::bigint IN (SELECT id FROM used)
+    OR (c.before ->> 'source_id')::bigint IN (SELECT id FROM used)
+    OR (c.before ->> 'target_id')::bigint IN (SELECT id FROM used))))
+"""
+
+
 def _changes_since(trace: RecallTrace) -> int | None:
-    """Changes of the project's graph since the trace ran (other recalls change nothing; None: unknown)."""
+    """Changes since the trace ran to what it used: the memories it started from, reached or returned
+    (archived, marked, re-kinded, merged, forgotten…) and the edges touching them (drawn, approved,
+    rejected, relabelled, redirected, deleted). Changes elsewhere in the project and other recalls do not
+    count. None: unknown (a trace stored before the change id was kept)."""
     if trace.change_id is None:
         return None
-    return GraphChange.objects.filter(project_id=trace.project_id, id__gt=trace.change_id) \
-        .exclude(op=Op.RECALL_COMPLETED).count()
+    used = sorted(set(trace.touched_ids) | set(trace.returned_ids))
+    if not used:
+        return 0
+    with connection.cursor() as cursor:
+        cursor.execute(_CHANGES_SINCE_SQL, [used, trace.project_id, trace.change_id])
+        return cursor.fetchone()[0]
 
 
 def _steps(activations: list[dict[str, Any]]) -> list[dict[str, Any]]:
