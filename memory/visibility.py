@@ -132,10 +132,15 @@ def interaction_mask(interaction_id: int, status: str, sensitive_ids: set[int] |
 
 
 def mask_interaction(data: dict[str, Any], mask: str | None) -> dict[str, Any]:
+    """A masked interaction keeps no text of its own: its content, metadata, and the reasons a failure
+    recorded (an error's first line may quote a value; the failed stages' names stay)."""
     if mask is None:
         return data
     return {**data, **({"content": mask} if "content" in data else {}),
-            **({"metadata": {}} if "metadata" in data else {})}
+            **({"metadata": {}} if "metadata" in data else {}),
+            **({"error": mask} if data.get("error") else {}),
+            **({"stage_errors": {stage: mask for stage in data["stage_errors"]}}
+               if isinstance(data.get("stage_errors"), dict) else {})}
 
 
 def edge_rationale(rationale: str, source_id: int, target_id: int, sensitive_ids: set[int] | frozenset[int]) -> str:

@@ -150,3 +150,18 @@ def test_an_entity_change_names_only_what_the_reader_may_see(agent_session):
     assert list(group_messages([snapshot])) == [f"project.{agent_session.project_id}",
                                                  project_wide_group(agent_session.project_id)]
     assert secret.pk  # only a sensitive memory mentions it
+
+
+def test_the_reasons_a_failure_recorded_are_masked_with_the_interaction(agent_session, readers):
+    """An error's first line may quote the value that broke it: a sensitive memory's source interaction keeps
+    no such text for a viewer or a token (the failed stages' names stay)."""
+    secret = remember(agent_session, f"My new phone number is {PHONE}", sensitive=True)
+    source = secret.sources.get()
+    Interaction.objects.filter(pk=source.pk).update(
+        error=f"ValueError: bad phone {PHONE}", stage_errors={"dimensions": f"ValueError: bad phone {PHONE}"})
+    for reader in ("viewer", "token"):
+        detail = readers[reader].get(f"{base(agent_session)}/interactions/{source.pk}/").json()
+        assert PHONE not in json.dumps(detail), reader
+        assert detail["stage_errors"] == {"dimensions": "[sensitive]"}
+    curator = readers["curator"].get(f"{base(agent_session)}/interactions/{source.pk}/").json()
+    assert PHONE in curator["error"] and PHONE in curator["stage_errors"]["dimensions"]
