@@ -37,6 +37,11 @@ GRAPH_MAX_HOPS = 4
 DEFAULT_HOPS = 2
 
 
+# Interactions something failed for: processing raised (failed), or the memory was kept without some of
+# its stages (engine/stages.py). Both are retried; the session page's Failed view lists them.
+FAILING = Q(status=InteractionStatus.FAILED) | (Q(status=InteractionStatus.KEPT) & ~Q(stage_errors={}))
+
+
 def _count(queryset: QuerySet) -> Coalesce:
     """A correlated COUNT(*) per session: one subquery per column, no join fan-out, no N+1."""
     counted = queryset.filter(session_id=OuterRef("pk")).order_by().values("session_id") \
@@ -51,6 +56,7 @@ def session_list(*, project: Project) -> QuerySet[AgentSession]:
         interaction_count=_count(Interaction.objects.all()),
         memory_count=_count(Memory.objects.exclude(status=MemoryStatus.FORGOTTEN)),
         filtered_count=_count(Interaction.objects.filter(status=InteractionStatus.FILTERED)),
+        failed_count=_count(Interaction.objects.filter(FAILING)),
         edge_count=_count(Edge.objects.exclude(status=EdgeStatus.REJECTED)),
         proposal_count=_count(Edge.objects.filter(needs_review=True, status=EdgeStatus.INFERRED)),
         last_change_at=Subquery(last_change),
@@ -207,6 +213,11 @@ def change_list(*, session: AgentSession | None = None, session_id: int | None =
 
 def interaction_list(*, session: AgentSession) -> QuerySet[Interaction]:
     return session.interactions.order_by("occurred_at", "id")
+
+
+def failing_interactions(*, session: AgentSession) -> QuerySet[Interaction]:
+    """The session's interactions that failed, or were kept with failed stages; newest first."""
+    return session.interactions.filter(FAILING).order_by("-occurred_at", "-id")
 
 
 def actor_names(actors: Iterable[str]) -> dict[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.utils import translation
 
+from memory.engine import stages
 from memory.engine.extraction import entities as entity_extraction
 from memory.models import (
     EdgeOrigin,
@@ -27,6 +28,7 @@ COVERED = {
     "edgeStatuses": {s.value for s in EdgeStatus}, "interactionKinds": {k.value for k in InteractionKind},
     "interactionStatuses": {s.value for s in InteractionStatus}, "entityTypes": ENTITY_TYPES,
     "sentiments": {"positive", "negative", "neutral"},  # extraction/classify.py's sentiment()
+    "stages": set(stages.STAGES),  # why a kept interaction's stage failed (the session page's Failed view)
 }
 
 

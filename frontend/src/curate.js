@@ -1,5 +1,5 @@
 // Curation in the browser: the write client (session login + CSRF token) and the controls the side panel
-// and the filtered-interactions tab show to curators. The server decides (roles are enforced there);
+// and the filtered-interactions tab show to curators (the Failed view's Retry uses the client too). The server decides (roles are enforced there);
 // the page's graph changes arrive through the live stream like every other change.
 
 import { failure, sendJson } from "./api.js";
@@ -40,6 +40,8 @@ export class CurationClient {
     return this.send("POST", this.urls.entityMerge.replace("/0/", `/${survivorId}/`), { duplicate_id: duplicateId });
   }
   promote(interactionId) { return this.send("POST", this.urls.promote.replace("/0/", `/${interactionId}/`)); }
+  /** Run again what failed of an interaction (the Failed view); answers the interaction as it is now. */
+  retry(interactionId) { return this.send("POST", this.urls.retry.replace("/0/", `/${interactionId}/`)); }
 }
 
 /** One message at a time at the bottom of the page, with an Undo button after an act. */

@@ -17,5 +17,6 @@ export function makeLabels(choices) {
     dimension: lookup(choices.dimensions),
     entityType: lookup(choices.entityTypes),
     sentiment: lookup(choices.sentiments),
+    stage: lookup(choices.stages),
   };
 }

@@ -2,6 +2,7 @@
 
 import { fetchGraph } from "./api.js";
 import { ContextMenu } from "./context_menu.js";
+import { FailedTable } from "./failed.js";
 import { CurationClient, CurationControls, Toast } from "./curate.js";
 import { $, clear, h } from "./dom.js";
 import { Filters, FilterPanel } from "./filters.js";
@@ -14,7 +15,7 @@ import { SidePanel } from "./panel.js";
 import { RecallDrawer } from "./replay.js";
 import { InteractionTable, MemoryTable } from "./table.js";
 
-const TABS = ["graph", "list", "interactions"];
+const TABS = ["graph", "list", "interactions", "failed"];
 
 class SessionApp {
   constructor(config) {
@@ -70,6 +71,11 @@ class SessionApp {
     this.interactionTable = new InteractionTable($("#view-interactions"), {
       model: this.model, filters: this.filters, labels: this.labels, curation: this.curation,
     });
+    this.failedTable = new FailedTable($("#view-failed"), {
+      config: this.config, filters: this.filters, labels: this.labels, curation: this.curation,
+      onChange: () => this._failedChanged(),
+    });
+    this.model.subscribe((patch) => this.failedTable.track(patch) && this._failedChanged());
     this.filters.onChange((what) => this._filtersChanged(what));
     const ringed = this._offerRings();
     this._wireToolbar();
@@ -157,6 +163,20 @@ class SessionApp {
     this._stats();
     if (this.tab === "list") this.table.render(this.visibleIds);
     if (this.tab === "interactions") this.interactionTable.render();
+    if (this.tab === "failed") this.failedTable.render();
+  }
+
+  /** A failed or retried interaction came live, or a retry answered: the tab's count, and its rows if shown. */
+  _failedChanged() {
+    this._failedCount();
+    if (this.tab === "failed") this.failedTable.render();
+  }
+
+  _failedCount() {
+    const count = this.failedTable.count;
+    const badge = $("#failed-count");
+    badge.textContent = String(count);
+    badge.classList.toggle("alert", count > 0);
   }
 
   _highlight() {
@@ -185,6 +205,7 @@ class SessionApp {
       this._highlight();
       if (this.tab === "list") this.table.render(this.visibleIds);
       if (this.tab === "interactions") this.interactionTable.render();
+      if (this.tab === "failed") this.failedTable.render();
       if (what === "search-next" && this.matchIds.length) {
         this.matchCursor = (this.matchCursor + 1) % this.matchIds.length;
         this.select({ type: "memory", id: this.matchIds[this.matchCursor] }, { center: true });
@@ -332,6 +353,7 @@ class SessionApp {
     if (tab === "graph") this.view.resize();
     if (tab === "list") this.table.render(this.visibleIds);
     if (tab === "interactions") this.interactionTable.render();
+    if (tab === "failed") this.failedTable.render();
     history.replaceState(null, "", tab === "graph" ? location.pathname + location.search : `#${tab}`);
   }
 
@@ -346,6 +368,7 @@ class SessionApp {
       nodes: this.visibleIds.size, total: this.model.memories.size, edges, totalEdges: drawn.length,
     }, true);
     $("#filtered-count").textContent = String(filtered);
+    this._failedCount();
   }
 
   _liveStatus(state, detail = {}) {

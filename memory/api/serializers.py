@@ -69,6 +69,11 @@ class SessionInput(serializers.Serializer):
     task = serializers.CharField(required=False, allow_blank=True, default="", max_length=8000)
     external_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     metadata = metadata_field()
+    subject = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default="",
+        help_text="Whom the session is for (a person's name or your user id). A value stated in it replaces "
+                  "values of another session only when both sessions name the same subject (or both name the "
+                  "person); otherwise such a replacement is proposed for review. Empty: not said.")
 
     def validate_external_id(self, value: str) -> str:
         if value.startswith(STORE_SESSION_PREFIX):  # the store's sessions (engine/store/items.py) are found so
@@ -82,6 +87,8 @@ class SessionOutput(serializers.ModelSerializer):
     interaction_count = serializers.IntegerField(read_only=True)
     memory_count = serializers.IntegerField(read_only=True)
     filtered_count = serializers.IntegerField(read_only=True, help_text="Interactions the selective filter dropped.")
+    failed_count = serializers.IntegerField(
+        read_only=True, help_text="Interactions that failed, or were kept with failed stages (both are retried).")
     edge_count = serializers.IntegerField(read_only=True)
     proposal_count = serializers.IntegerField(read_only=True,
                                               help_text="Inferred edges waiting for review (needs_review).")
@@ -89,9 +96,9 @@ class SessionOutput(serializers.ModelSerializer):
 
     class Meta:
         model = AgentSession
-        fields = ["id", "external_id", "title", "task", "metadata", "created_at", "last_activity_at",
-                  "interaction_count", "memory_count", "filtered_count", "edge_count", "proposal_count",
-                  "last_change_at"]
+        fields = ["id", "external_id", "title", "task", "subject", "metadata", "created_at", "last_activity_at",
+                  "interaction_count", "memory_count", "filtered_count", "failed_count", "edge_count",
+                  "proposal_count", "last_change_at"]
 
 
 class InteractionInput(serializers.Serializer):
@@ -126,11 +133,12 @@ class InteractionBatchInput(serializers.Serializer):
 
 class InteractionOutput(serializers.ModelSerializer):
     memory_ids = serializers.SerializerMethodField()
+    attempts = serializers.IntegerField(read_only=True, help_text="How many times processing it failed.")
 
     class Meta:
         model = Interaction
         fields = ["id", "session_id", "kind", "content", "metadata", "occurred_at", "received_at",
-                  "idempotency_key", "status", "scores", "reason", "error", "stage_errors", "memory_ids"]
+                  "idempotency_key", "status", "scores", "reason", "error", "stage_errors", "attempts", "memory_ids"]
 
     def get_memory_ids(self, obj: Interaction) -> list[int]:
         return sorted(m.pk for m in obj.memories.all())

@@ -34,6 +34,11 @@ ENTITY_TYPES = {
     "person": _("person"), "place": _("place"), "organization": _("organization"), "product": _("product"),
     "file": _("file"), "concept": _("concept"), "other": _("other"),
 }
+# The write path's stages after the memory row (engine/stages.py), named for a person reading why one failed.
+STAGES = {
+    "dimensions": _("extracting dimensions"), "scoring": _("scoring"), "entities": _("linking entities"),
+    "edges": _("inferring edges"), "supersede": _("superseding older values"),
+}
 SENTIMENTS = {"positive": _("positive"), "negative": _("negative"), "neutral": _("neutral")}
 DIMENSIONS = {
     "topics": _("Topics"), "keywords": _("Keywords"), "dates": _("Dates"), "times": _("Times"),
@@ -53,5 +58,5 @@ def all_choices() -> dict[str, list[dict[str, str]]]:
         "origins": choices(ORIGINS), "edgeStatuses": choices(EDGE_STATUSES), "intents": choices(INTENTS),
         "interactionKinds": choices(INTERACTION_KINDS), "interactionStatuses": choices(INTERACTION_STATUSES),
         "dimensions": choices(DIMENSIONS), "entityTypes": choices(ENTITY_TYPES),
-        "sentiments": choices(SENTIMENTS),
+        "sentiments": choices(SENTIMENTS), "stages": choices(STAGES),
     }

@@ -19,7 +19,7 @@ from django.urls import reverse
 from ..access import Access
 from ..engine.recall.replay import recall_list, recall_summary
 from ..models import AgentSession, Memory, Project
-from ..selectors import actor_names, interaction_list, proposal_count, session_list
+from ..selectors import actor_names, failing_interactions, interaction_list, proposal_count, session_list
 from ..visibility import interaction_mask, mask_interaction, sensitive_interaction_ids
 from .access import may_administer, may_curate, page_access
 from .labels import all_choices
@@ -29,8 +29,9 @@ RECALLS_PER_PAGE = 50
 MAX_RECALL_SEARCH = 200
 RECENT_SESSIONS = 5
 FILTERED_INTERACTIONS_SHOWN = 5000
+FAILED_INTERACTIONS_SHOWN = 5000
 # Counts the session list may carry (selectors.session_list); a missing one is shown as "–".
-COUNT_FIELDS = ("interaction_count", "memory_count", "filtered_count", "edge_count", "proposal_count")
+COUNT_FIELDS = ("interaction_count", "memory_count", "filtered_count", "failed_count", "edge_count", "proposal_count")
 
 
 @dataclass
@@ -122,7 +123,10 @@ def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
     kwargs = {"project_slug": project.slug, "session_id": session.pk}
     filtered = list(interaction_list(session=session).filter(status="filtered")
                     .order_by("-occurred_at", "-id")[:FILTERED_INTERACTIONS_SHOWN])
-    hidden = set() if access.may_see_sensitive else sensitive_interaction_ids(i.pk for i in filtered)
+    # The Failed view: interactions that failed, or were kept without some of their stages (engine/stages.py).
+    failing = list(failing_interactions(session=session)[:FAILED_INTERACTIONS_SHOWN])
+    shown = filtered + failing
+    hidden = set() if access.may_see_sensitive else sensitive_interaction_ids(i.pk for i in shown)
     return {
         "projectSlug": project.slug,
         "sessionId": session.pk,
@@ -131,6 +135,7 @@ def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
             "changes": reverse("api-changes", kwargs=kwargs),
             "interaction": reverse("api-interaction", kwargs={**kwargs, "interaction_id": 0}),
             "promote": reverse("api-interaction-promote", kwargs={**kwargs, "interaction_id": 0}),
+            "retry": reverse("api-interaction-retry", kwargs={**kwargs, "interaction_id": 0}),
             "edges": reverse("api-edges", kwargs={"project_slug": project.slug}),
             "edge": reverse("api-edge", kwargs={"project_slug": project.slug, "edge_id": 0}),
             "memory": reverse("api-memory", kwargs={"project_slug": project.slug, "memory_id": 0}),
@@ -152,8 +157,9 @@ def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
         "choices": all_choices(),
         "interactions": [
             mask_interaction({"id": i.pk, "kind": i.kind, "content": i.content, "status": i.status,
-                              "scores": i.scores, "reason": i.reason, "occurred_at": i.occurred_at.isoformat()},
+                              "scores": i.scores, "reason": i.reason, "occurred_at": i.occurred_at.isoformat(),
+                              "error": i.error, "stage_errors": i.stage_errors, "attempts": i.attempts},
                              interaction_mask(i.pk, i.status, hidden))
-            for i in filtered
+            for i in shown
         ],
     }

@@ -151,6 +151,15 @@ class Api:
                            parse=_one(Interaction)))
 
     @operation
+    def retry_interaction(self, session_id: int, interaction_id: int) -> Plan[Interaction]:
+        """Run again what failed of an interaction: a failed one through the whole write path, a kept one's
+        failed stages (`stage_errors`) on its memory. Answers the interaction as it is now (whatever still
+        fails is recorded again); `Conflict` (409) when nothing of it failed. For the project's agent token,
+        curators and admins."""
+        return (yield Call("POST", self._path("sessions", session_id, "interactions", interaction_id, "retry"),
+                           parse=_one(Interaction)))
+
+    @operation
     def forget_memory(self, memory_id: int) -> Plan[Forgotten]:
         """Forget one memory softly: out of recall, pages and the mirror (an admin may delete it for good).
         Safe to repeat."""

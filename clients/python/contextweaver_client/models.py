@@ -62,6 +62,7 @@ class Session(Result):
     interaction_count: int = 0
     memory_count: int = 0
     filtered_count: int = 0
+    failed_count: int = 0  # failed, or kept with failed stages: both are retried
     edge_count: int = 0
     proposal_count: int = 0
     last_change_at: datetime | None = None
@@ -69,13 +70,19 @@ class Session(Result):
 
 @dataclass(frozen=True)
 class Accepted(Result):
-    """One sent interaction as the server took it: `duplicate` when its idempotency key was seen before."""
+    """One sent interaction as the server took it: `duplicate` when its idempotency key was seen before.
+
+    `error` says why processing failed (status "failed"; the server retries it). `stage_errors` names the
+    stages ("dimensions", "scoring", "entities", "edges", "supersede") its memory was kept without, each with
+    a reason; they are retried too, and `retry_interaction` runs them again at once."""
 
     id: int
     status: str
     duplicate: bool = False
     memory_ids: list[int] = field(default_factory=list)
     reason: str = ""
+    error: str = ""
+    stage_errors: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,8 @@ class Interaction(Result):
     scores: JSON = field(default_factory=dict)
     reason: str = ""
     error: str = ""
+    stage_errors: dict[str, str] = field(default_factory=dict)
+    attempts: int = 0
     memory_ids: list[int] = field(default_factory=list)
 
 
