@@ -32,7 +32,9 @@ def test_what_failed_is_retried_through_both_clients(module_server_url):
     Membership.objects.create(project=project, user=viewer, role=Role.VIEWER)
 
     with Client(module_server_url, token, project="sdk-retry", retry=FAST) as cw:
-        session = cw.create_session(title="Retries", task="Plan a trip to Lisbon within a budget")
+        session = cw.create_session(title="Retries", task="Plan a trip to Lisbon within a budget",
+                                    subject="Ana Silva")
+        assert session.subject == "Ana Silva"
         kept = cw.send(session.id, "user_input", "My budget for the Lisbon trip is 900 EUR in total", wait=True)
         assert kept.status == "kept" and kept.error == "" and kept.stage_errors == {}
         # The memory was kept without its entities (what a failing stage leaves: engine/stages.py).

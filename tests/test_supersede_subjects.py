@@ -13,7 +13,7 @@ from eval.subjects import demo_subjects_audit
 from memory.engine.ingest import InteractionInput, interactions_accept
 from memory.engine.pipeline import interaction_process
 from memory.engine.projects import session_create
-from memory.models import AgentSession, Edge, Memory, MemoryStatus, Relation
+from memory.models import AgentSession, Edge, GraphChange, Memory, MemoryStatus, Relation
 
 
 def _say(session: AgentSession, *texts: str) -> list[Memory]:
@@ -99,6 +99,9 @@ def test_sessions_that_name_the_same_subject_replace_across_sessions(project):
     assert old.status == MemoryStatus.SUPERSEDED
     (edge,) = _supersedes(project)
     assert (edge.source_id, edge.target_id, edge.needs_review) == (old.pk, new.pk, False)
+    # the old memory's own session hears that it was replaced (its page shows it live)
+    change = GraphChange.objects.get(op="memory.superseded", object_id=old.pk)
+    assert change.session_id == first.pk
 
 
 def test_the_session_subject_is_set_and_read_through_the_api(api, project):

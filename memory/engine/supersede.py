@@ -377,11 +377,12 @@ def _supersede(old: Memory, memory: Memory, rationale: str, confidence: float,
     before = memory_snapshot(old)
     old.status = MemoryStatus.SUPERSEDED
     old.save(update_fields=["status", "updated_at"])
-    for op, obj_type, obj, prev, after in (
-        (Op.EDGE_CREATED, "edge", edge, None, edge_snapshot(edge)),
-        (Op.MEMORY_SUPERSEDED, "memory", old, before, memory_snapshot(old)),
+    # each change under its object's session: the old memory's own session page learns it was replaced
+    for op, obj_type, obj, session, prev, after in (
+        (Op.EDGE_CREATED, "edge", edge, memory.session, None, edge_snapshot(edge)),
+        (Op.MEMORY_SUPERSEDED, "memory", old, old.session, before, memory_snapshot(old)),
     ):
-        change_record(project=memory.project, session=memory.session, actor=ENGINE_ACTOR, op=op,
+        change_record(project=memory.project, session=session, actor=ENGINE_ACTOR, op=op,
                       object_type=obj_type, object_id=obj.pk, before=prev, after=after)
     return edge
 

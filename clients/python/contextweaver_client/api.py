@@ -106,9 +106,12 @@ class Api:
 
     @operation
     def create_session(self, *, title: str = "", task: str = "", external_id: str = "",
-                       metadata: JSON | None = None) -> Plan[Session]:
-        """Start a session. `task` focuses the selective filter on what matters for it."""
-        body = {"title": title, "task": task, "external_id": external_id, "metadata": metadata or {}}
+                       metadata: JSON | None = None, subject: str = "") -> Plan[Session]:
+        """Start a session. `task` focuses the selective filter on what matters for it; `subject` says whom
+        it is for (a name or your user id): a value stated in it replaces another session's value only when
+        both sessions name the same subject (or the same person), else such a replacement is proposed."""
+        body = {"title": title, "task": task, "external_id": external_id, "metadata": metadata or {},
+                "subject": subject}
         return (yield Call("POST", self._path("sessions"), parse=_one(Session), json=body, replayable=False))
 
     # Interactions -------------------------------------------------------------------------------------

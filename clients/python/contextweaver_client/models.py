@@ -56,6 +56,7 @@ class Session(Result):
     title: str = ""
     task: str = ""
     external_id: str = ""
+    subject: str = ""  # whom the session is for, when the agent said
     metadata: JSON = field(default_factory=dict)
     created_at: datetime | None = None
     last_activity_at: datetime | None = None
