@@ -68,6 +68,7 @@ def subjects_of(memories: list[Memory], *, first_person: bool) -> dict[int, set[
     so a transcript's speaker label decides; otherwise the people named, else those of the context (one
     query for all the names, one lookup of the context per memory that names nobody)."""
     named = named_people([m.pk for m in memories])
+    declared = _session_subjects({m.session_id for m in memories})
     found: dict[int, set[str]] = {}
     for memory in memories:
         speaker = speaker_label(memory.content)
@@ -75,14 +76,15 @@ def subjects_of(memories: list[Memory], *, first_person: bool) -> dict[int, set[
             found[memory.pk] = {speaker}
             continue
         people = named.get(memory.pk, set()) - ({speaker} if speaker else set())
-        found[memory.pk] = people or _session_subject(memory.session_id) or _context_people(memory)
+        found[memory.pk] = people or declared.get(memory.session_id) or _context_people(memory)
     return found
 
 
-def _session_subject(session_id: int) -> set[str]:
-    """The subject the agent gave the session, normalised as entity names are ("Ana Silva" → "ana silva")."""
-    subject = AgentSession.objects.filter(pk=session_id).values_list("subject", flat=True).first()
-    return {normalize_name(subject)} if subject and normalize_name(subject) else set()
+def _session_subjects(session_ids: set[int]) -> dict[int, set[str]]:
+    """The subjects the agent gave these sessions, normalised as entity names are ("Ana Silva" → "ana silva");
+    one query, none when no session has one."""
+    rows = AgentSession.objects.filter(pk__in=session_ids).exclude(subject="").values_list("pk", "subject")
+    return {pk: {normalize_name(subject)} for pk, subject in rows if normalize_name(subject)}
 
 
 def _context_people(memory: Memory) -> set[str]:
