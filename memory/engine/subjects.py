@@ -9,10 +9,10 @@ the people named in the nearest earlier memory that names someone, else those it
 
 `subject_relation` is the one rule every supersede obeys (the rules' and the LLM's): the same speaker or
 the same person on both sides (named, the session's subject, or the context's) is the same subject; two
-different ones are not. With nobody on either side it is the same within a session, and unknown across
-sessions ("user" in two sessions is not one person unless the sessions say so), where a replacement is
-proposed for review, never applied; with someone on one side only, it is unknown within a session and not
-the same across sessions.
+different ones are not. With nobody known on a side it is the same within a session (the session's own);
+across sessions it is unknown when nobody is known on either side ("user" in two sessions is not one person
+unless the sessions say so), where a replacement is proposed for review, never applied, and not the same
+when someone is known on one side only.
 """
 
 from __future__ import annotations
@@ -56,11 +56,12 @@ def subject_relation(old: Memory, new: Memory, people: dict[int, set[str]],
     known = bool(people.get(old.pk)), bool(people.get(new.pk))
     if all(known):
         return Subjects.SAME if people[old.pk] & people[new.pk] else Subjects.DIFFERENT
-    if not any(known):  # nobody named on either side: the session's own, or a person decides across sessions
-        return Subjects.SAME if old.session_id == new.session_id else Subjects.UNKNOWN
-    # someone on one side, nobody on the other: within a session a person decides; across sessions nothing
-    # says it is the same person (the other session's "my phone" is anyone's), so nothing is replaced
-    return Subjects.UNKNOWN if old.session_id == new.session_id else Subjects.DIFFERENT
+    if old.session_id == new.session_id:
+        return Subjects.SAME  # nobody known on one side at least: the session's own ("Update: my new phone …")
+    if not any(known):  # across sessions with nobody on either side: a person decides
+        return Subjects.UNKNOWN
+    # someone on one side, nobody on the other: nothing says the other session's "my phone" is that person's
+    return Subjects.DIFFERENT
 
 
 def subjects_of(memories: list[Memory], *, first_person: bool) -> dict[int, set[str]]:

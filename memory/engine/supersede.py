@@ -266,6 +266,11 @@ def _announced_changes(memory: Memory, related: list[Candidate], pool: Pool) -> 
     # desk's traveller to theirs: "make it 13:00" had replaced another traveller's table
     subjects = _subjects(memory, [item.memory for item in tied], pool)
     for item in tied:
+        if subjects[item.memory.pk] == Subjects.UNKNOWN:
+            # no person known on either side, and the change names what it changes in the old one's words ("the
+            # Riverside hotel banquet was moved to 2 May"): the value is that thing's, not a person's; "my phone"
+            # in two sessions (an attribute of whoever speaks) is only proposed (_new_attribute_values)
+            subjects[item.memory.pk] = Subjects.SAME
         if subjects[item.memory.pk] == Subjects.DIFFERENT:
             continue
         for name in filter(item.replaces, _changed_value_types(item.memory, memory)):
