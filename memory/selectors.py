@@ -33,6 +33,9 @@ GRAPH_MEMORY_FIELDS = ("id", "session_id", "content", "kind", "dimensions", "imp
                        "status", "sensitive", "access_count", "occurred_at", "created_at")
 GRAPH_EDGE_FIELDS = ("id", "session_id", "source_id", "target_id", "relation", "weight", "confidence", "origin",
                      "status", "needs_review", "rationale", "created_at")
+# A memory of another session an edge of this session's graph reaches (a supersede across sessions, a link a
+# person drew): drawn faded beside the edge, never counted as one of the session's memories.
+GRAPH_GHOST_FIELDS = ("id", "session_id", "session__title", "kind", "status", "sensitive", "occurred_at", "content")
 GRAPH_MAX_HOPS = 4
 DEFAULT_HOPS = 2
 
@@ -85,6 +88,7 @@ class SessionGraph:
     total_memories: int = 0
     truncated: bool = False
     around: int | None = None
+    ghosts: list[SimpleNamespace] = field(default_factory=list)  # other sessions' memories the edges reach
 
 
 def session_graph(*, session: AgentSession, around: int | None = None, hops: int = DEFAULT_HOPS,
@@ -94,6 +98,9 @@ def session_graph(*, session: AgentSession, around: int | None = None, hops: int
     Whole, if it has at most `limit` (default GRAPH_MAX_NODES) memories and no `around` is asked;
     else the memories within `hops` of `around` (nearest first, at most `limit`), or with no
     `around` the most recent `limit` ones; `truncated` then says the graph is not whole.
+
+    Edges: those of the session between the memories sent, and every edge (stored in this session or another)
+    joining a memory sent to a memory of another session, whose other end comes as a ghost (`graph_ghosts`).
     """
     last_change_id = change_last_id(session=session)
     limit = limit or GRAPH_MAX_NODES
@@ -110,8 +117,8 @@ def session_graph(*, session: AgentSession, around: int | None = None, hops: int
     truncated = len(ids) < total
     sources = _provenance(session, chosen if truncated else None)
     edges = session.edges.order_by("id")
-    if truncated:
-        edges = edges.filter(_among("memory_edge.source_id", chosen), _among("memory_edge.target_id", chosen))
+    if truncated:  # one end among the memories sent: the other is too, or lives in another session (a ghost)
+        edges = edges.filter(Q(source_id__any_of=chosen) | Q(target_id__any_of=chosen))
     entity_names: dict[int, list[str]] = defaultdict(list)
     entity_ids: set[int] = set()
     mentions = EntityMention.objects.filter(memory__session=session)
@@ -124,21 +131,42 @@ def session_graph(*, session: AgentSession, around: int | None = None, hops: int
             entity_ids.add(entity_id)
     entities = list(Entity.objects.filter(pk__in=entity_ids).order_by("name"))
     positions = positions_for(session.pk, [m.pk for m in memories]) if with_positions and memories else {}
-    return SessionGraph(memories=memories, edges=_drawn_edges(edges, ids), entities=entities,
+    drawn_edges, ghosts = _drawn_edges(session, edges, ids)
+    return SessionGraph(memories=memories, edges=drawn_edges, entities=entities,
                         last_change_id=last_change_id,
                         positions=positions, sources=sources, entity_names=dict(entity_names), total_memories=total,
-                        truncated=truncated, around=around)
+                        truncated=truncated, around=around, ghosts=ghosts)
 
 
-def _drawn_edges(edges: QuerySet, drawn: set[int]) -> list[SimpleNamespace]:
-    """Never an edge to a forgotten memory. Checked on the few endpoints that are not drawn (another
-    session's, or forgotten), not by joining the memories twice: on fresh statistics that join once
-    turned a 1 s load of 10,000 edges into 30 s (the planner chose a nested loop)."""
+def _drawn_edges(session: AgentSession, edges: QuerySet,
+                 drawn: set[int]) -> tuple[list[SimpleNamespace], list[SimpleNamespace]]:
+    """The session's edges, and those stored in other sessions that touch a drawn memory (a supersede across
+    sessions is stored with the new memory's session: the old memory's session sees it here), each with both
+    ends drawn or one end a ghost: a memory of another session, not forgotten. Never an edge to a forgotten
+    memory, nor to one of this session not sent. The ends not drawn are read in one query (the ghosts), not by
+    joining the memories twice: on fresh statistics that join once turned a 1 s load of 10,000 edges into 30 s
+    (the planner chose a nested loop)."""
     rows = _plain_rows(edges, GRAPH_EDGE_FIELDS)
+    if drawn:
+        crossing = (Edge.objects.exclude(session_id=session.pk)
+                    .filter(Q(source_id__any_of=drawn) | Q(target_id__any_of=drawn)).order_by("id"))
+        rows = sorted(rows + _plain_rows(crossing, GRAPH_EDGE_FIELDS), key=lambda e: e.id)
     elsewhere = {end for e in rows for end in (e.source_id, e.target_id) if end not in drawn}
-    forgotten = set(Memory.objects.filter(pk__any_of=elsewhere, status=MemoryStatus.FORGOTTEN)
-                    .values_list("id", flat=True)) if elsewhere else set()
-    return [e for e in rows if e.source_id not in forgotten and e.target_id not in forgotten]
+    ghosts = graph_ghosts(session=session, ids=elsewhere)
+    shown = drawn | {g.id for g in ghosts}
+    return [e for e in rows if e.source_id in shown and e.target_id in shown], ghosts
+
+
+def graph_ghosts(*, session: AgentSession, ids: Iterable[int]) -> list[SimpleNamespace]:
+    """The memories among `ids` that live in another session of the project than this one and are not
+    forgotten, with their session's title: what the session's graph draws, faded, at the far end of an edge
+    (one query)."""
+    ids = set(ids)
+    if not ids:
+        return []
+    rows = (Memory.objects.filter(pk__any_of=ids, project_id=session.project_id).exclude(session_id=session.pk)
+            .exclude(status=MemoryStatus.FORGOTTEN).order_by("id"))
+    return _plain_rows(rows, GRAPH_GHOST_FIELDS)
 
 
 def _plain_rows(queryset: QuerySet, fields: tuple[str, ...]) -> list[SimpleNamespace]:
@@ -198,9 +226,21 @@ def change_last_id(*, session: AgentSession) -> int:
 def change_list(*, session: AgentSession | None = None, session_id: int | None = None, after_id: int,
                 limit: int = 500, memory_id: int | None = None, edge_id: int | None = None) -> list[GraphChange]:
     """The session's changes after an id, in order; or only one memory's history (its own changes and
-    those of edges touching it) or one edge's, so a side panel need not read the whole log."""
+    those of edges touching it) or one edge's, so a side panel need not read the whole log. A history also
+    reads the sessions the memory's or edge's edges are stored in (of the same project): a supersede across
+    sessions is recorded with the new memory's session, and the old memory's page shows it too."""
     session_id = session.pk if session is not None else session_id
-    changes = GraphChange.objects.filter(session_id=session_id, id__gt=after_id)
+    sessions = {session_id}
+    if memory_id is not None or edge_id is not None:
+        project_id = (session.project_id if session is not None
+                      else AgentSession.objects.filter(pk=session_id).values_list("project_id", flat=True).first())
+        crossing = Edge.objects.filter(project_id=project_id).exclude(session_id=None)
+        if memory_id is not None:
+            crossing = crossing.filter(Q(source_id=memory_id) | Q(target_id=memory_id))
+        if edge_id is not None:
+            crossing = crossing.filter(pk=edge_id)
+        sessions |= set(crossing.values_list("session_id", flat=True).distinct())
+    changes = GraphChange.objects.filter(session_id__in=sessions, id__gt=after_id)
     if memory_id is not None:
         changes = changes.filter(
             Q(object_type="memory", object_id=memory_id)

@@ -110,6 +110,9 @@ MATRIX: dict[tuple[str, str], Row] = {
         Row((401, 401, 401, 403, 409, 403, 409, 409, 403, 409)),
     ("api/projects/<slug:project_slug>/sessions/<int:session_id>/graph/", "GET"):
         Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
+    # Other sessions' memories at the far end of a live edge (the session page's ghosts): read like the graph.
+    ("api/projects/<slug:project_slug>/sessions/<int:session_id>/graph/ghosts/", "GET"):
+        Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200), body={"ids": "<memory_id>"}),
     ("api/projects/<slug:project_slug>/sessions/<int:session_id>/changes/", "GET"):
         Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
     ("api/projects/<slug:project_slug>/recall/", "POST"): Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200),

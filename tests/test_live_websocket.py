@@ -306,3 +306,31 @@ def test_a_memory_unmarked_sensitive_reaches_an_open_viewer_socket_with_its_cont
     with open_socket(live_server_process, agent_session.pk, session_cookie(viewer)) as ws:
         again = [c for m in catch_up(ws, mark["id"] - 1) if m["type"] == "changes" for c in m["changes"]]
     assert [c["after"]["content"] for c in again if c["op"] == "memory.updated"] == ["[sensitive]", memory.content]
+
+
+def test_an_edge_from_another_session_reaches_the_page_of_the_session_its_old_end_lives_in(live_server_process,
+                                                                                          project):
+    """A supersede across sessions is recorded with the new memory's session; the old memory's session page
+    hears of the edge as it happens too (the listener sends an edge change to the sessions of both ends)."""
+    from memory.engine.projects import session_create
+
+    march = session_create(project=project, title="March", actor="t")
+    april = session_create(project=project, title="April", actor="t")
+    interactions_accept(session=march, items=[InteractionInput("user_input", "My phone number is +1 555 201 3344.")],
+                        actor="t")
+    (old,) = Memory.objects.filter(session=march)
+    cookie = session_cookie(member(project, "viewer"))
+    with open_socket(live_server_process, march.pk, cookie) as ws:
+        catch_up(ws, last_id(march))
+        ingest_in_other_process(april.pk, "Note that my phone number has changed to +1 555 987 6543.")
+        messages = receive_until(ws, lambda ms: any(c["op"] == "edge.created" for c in _changes(ms)))
+    (created,) = [c for c in _changes(messages) if c["op"] == "edge.created"]
+    assert created["session_id"] == april.pk
+    assert (created["after"]["source_id"], created["after"]["relation"], created["after"]["needs_review"]) == (
+        old.pk, "supersedes", True)
+    # Only edges cross over: April's memory and interaction changes stay on April's socket.
+    assert {c["object_type"] for c in _changes(messages)} == {"edge"}
+
+
+def _changes(messages):
+    return [c for m in messages if m["type"] == "changes" for c in m["changes"]]

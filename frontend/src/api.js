@@ -50,6 +50,11 @@ export function fetchGraph(config, params = {}) {
   return getJson(url, early && early.url === url ? early.response : null);
 }
 
+/** Memories of other sessions at the far end of this session's edges, as the graph's `ghosts`: {ghosts}. */
+export function fetchGhosts(config, ids) {
+  return getJson(withQuery(config.urls.ghosts, { ids: ids.join(",") }));
+}
+
 /** One page of the change log after `after`: {changes, last_change_id, has_more}. */
 export function fetchChanges(config, after, limit = 1000) {
   return getJson(withQuery(config.urls.changes, { after, limit }));

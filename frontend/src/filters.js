@@ -49,8 +49,12 @@ export class Filters {
     return this.config.choices[group].some((c) => c.value === value);
   }
 
+  /** An edge shows when both its ends do; a ghost end (another session's memory) is no memory of this session:
+   *  the filters leave it be, and it shows with the edges that reach it. */
   edgeVisible(edge, visibleMemoryIds) {
-    if (!visibleMemoryIds.has(edge.source) || !visibleMemoryIds.has(edge.target)) return false;
+    const shown = (id) => visibleMemoryIds.has(id) || (this.model && this.model.ghosts && this.model.ghosts.has(id));
+    if (!shown(edge.source) || !shown(edge.target)) return false;
+    if (!visibleMemoryIds.has(edge.source) && !visibleMemoryIds.has(edge.target)) return false;
     if (!this.relations.has(edge.relation) && this._known("relations", edge.relation)) return false;
     if (!this.origins.has(edge.origin) && this._known("origins", edge.origin)) return false;
     if (!this.edgeStatuses.has(edge.status)) return false;

@@ -54,6 +54,22 @@ export function edgeFrom(row) {
   };
 }
 
+/** A memory of another session at the far end of an edge (the graph API's `ghosts`): drawn faded, never one of
+ *  this session's memories (not in `memories`, not filtered, counted or listed). */
+export function ghostFrom(row) {
+  return {
+    id: row.id,
+    sessionId: row.session_id,
+    sessionTitle: row.session_title || "",
+    kind: row.kind || "fact",
+    status: row.status || "active",
+    sensitive: Boolean(row.sensitive),
+    content: row.content ?? row.label ?? "",
+    label: row.label || null,
+    occurredAt: row.occurred_at || null,
+  };
+}
+
 export function interactionFrom(row) {
   return {
     id: row.id,
@@ -71,6 +87,7 @@ function emptyPatch() {
   return {
     memories: { added: [], updated: [], removed: [] },
     edges: { added: [], updated: [], removed: [] },
+    ghosts: { added: [], updated: [], removed: [] },
     interactions: [],
     recalls: [],
     changes: [],
@@ -81,6 +98,8 @@ export class GraphModel {
   constructor(graph, interactions = []) {
     this.memories = new Map();
     this.edges = new Map();
+    this.ghosts = new Map(); // other sessions' memories the edges reach, by id
+    this.sessionId = graph.session ? graph.session.id : null;
     this.interactions = new Map();
     this.entities = (graph.entities || []).map((e) => ({ id: e.id, name: e.name, type: e.type, aliases: e.aliases || [] }));
     this.listeners = new Set();
@@ -95,6 +114,7 @@ export class GraphModel {
     this.history = [];  // changes received live or loaded for the panel, by id
     for (const row of graph.memories || graph.nodes || []) this.memories.set(row.id, memoryFrom(row));
     for (const row of graph.edges || []) this.edges.set(row.id, edgeFrom(row));
+    for (const row of graph.ghosts || []) this.ghosts.set(row.id, ghostFrom(row));
     for (const row of interactions) this.interactions.set(row.id, interactionFrom(row));
     if (this.hasServerPositions) this._spreadPositions();
   }
@@ -155,8 +175,59 @@ export class GraphModel {
       patch.changes.push(change);
     }
     this._linkSources(fresh);
+    if (patch.edges.removed.length || patch.memories.removed.length) this._pruneGhosts(patch);
     this.history.push(...fresh);
     return patch;
+  }
+
+  /** The far ends of edges that join a memory of this page to one it holds neither as a memory nor as a ghost:
+   *  memories of other sessions to read as ghosts (`addGhosts`), so those edges can be drawn. */
+  missingEnds() {
+    const missing = new Set();
+    for (const edge of this.edges.values()) {
+      const [a, b] = [edge.source, edge.target];
+      if (this.memories.has(a) && !this.memories.has(b) && !this.ghosts.has(b)) missing.add(b);
+      if (this.memories.has(b) && !this.memories.has(a) && !this.ghosts.has(a)) missing.add(a);
+    }
+    return [...missing];
+  }
+
+  /** Ghost rows read for `missingEnds`: a patch drawing them and the edges that were waiting for them. */
+  addGhosts(rows) {
+    const patch = emptyPatch();
+    for (const row of rows) {
+      if (this.memories.has(row.id) || this.ghosts.has(row.id)) continue;
+      const ghost = ghostFrom(row);
+      this.ghosts.set(ghost.id, ghost);
+      patch.ghosts.added.push(ghost);
+    }
+    const added = new Set(patch.ghosts.added.map((g) => g.id));
+    if (added.size) {
+      for (const edge of this.edges.values()) {
+        if (added.has(edge.source) || added.has(edge.target)) patch.edges.added.push(edge);
+      }
+    }
+    return patch;
+  }
+
+  /** Is this memory id drawn on the page: one of the session's memories, or a ghost? */
+  holds(memoryId) {
+    return this.memories.has(memoryId) || this.ghosts.has(memoryId);
+  }
+
+  /** Ghosts no edge reaches any more go (their edge was deleted, or the memory here was forgotten). */
+  _pruneGhosts(patch) {
+    if (!this.ghosts.size) return;
+    const reached = new Set();
+    for (const edge of this.edges.values()) {
+      reached.add(edge.source);
+      reached.add(edge.target);
+    }
+    for (const id of [...this.ghosts.keys()]) {
+      if (reached.has(id)) continue;
+      this.ghosts.delete(id);
+      patch.ghosts.removed.push(id);
+    }
   }
 
   /** Mark changes as known without applying them (the graph snapshot already contains them). */
@@ -214,6 +285,10 @@ export class GraphModel {
     if (this._isStale(change)) return;
     const id = change.object_id;
     const after = change.after;
+    if (this.sessionId !== null && change.session_id && change.session_id !== this.sessionId) {
+      this._applyGhost(change, patch); // another session's memory: at most a ghost here
+      return;
+    }
     if (!after || REMOVED_STATUSES.has(after.status) || change.op.endsWith(".deleted")) {
       if (this.memories.delete(id)) {
         this.totalMemories = Math.max(0, this.totalMemories - 1);
@@ -240,6 +315,30 @@ export class GraphModel {
       this.totalMemories += 1;
       patch.memories.added.push(memory);
     }
+  }
+
+  /** A change of another session's memory: a ghost shown here follows it (its status, its text, masked or not);
+   *  forgotten or deleted, it goes with its edges. Never one of this session's memories. */
+  _applyGhost(change, patch) {
+    const id = change.object_id;
+    const ghost = this.ghosts.get(id);
+    if (!ghost) return;
+    const after = change.after;
+    if (!after || REMOVED_STATUSES.has(after.status) || change.op.endsWith(".deleted")) {
+      this.ghosts.delete(id);
+      patch.ghosts.removed.push(id);
+      for (const [edgeId, edge] of this.edges) {
+        if (edge.source === id || edge.target === id) {
+          this.edges.delete(edgeId);
+          patch.edges.removed.push(edgeId);
+        }
+      }
+      return;
+    }
+    const updated = { ...ghost, kind: after.kind || ghost.kind, status: after.status || ghost.status,
+      sensitive: Boolean(after.sensitive), content: after.content ?? ghost.content, label: null };
+    this.ghosts.set(id, updated);
+    patch.ghosts.updated.push(updated);
   }
 
   _applyEdge(change, patch) {

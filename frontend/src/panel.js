@@ -4,6 +4,7 @@ import { fetchHistory, fetchInteraction, fetchRecalls } from "./api.js";
 import { clear, h, shorten } from "./dom.js";
 import { formatDateTime, formatNumber, gettext, interpolate, ngettext } from "./i18n.js";
 import { kindColor, relationColor, textOn } from "./graph/style.js";
+import { sessionName } from "./graph/view.js";
 
 const DIMENSION_LISTS = ["topics", "keywords", "dates", "times", "amounts", "numbers", "urls", "paths", "identifiers"];
 
@@ -29,7 +30,61 @@ export class SidePanel {
     if (!selection) return this.showEmpty();
     this.selection = selection;
     if (selection.type === "memory") return this._memory(selection.id);
+    if (selection.type === "ghost") return this._ghost(selection.id);
     return this._edge(selection.id);
+  }
+
+  /** Where a ghost lives: its session's page with it selected (`?memory=<id>`). */
+  ghostUrl(memoryId) {
+    const ghost = this.model.ghosts.get(memoryId);
+    const session = ghost ? ghost.sessionId : 0;
+    return `${this.config.urls.session.replace(/\/sessions\/0\/$/, `/sessions/${session}/`)}?memory=${memoryId}`;
+  }
+
+  /** A memory's text as this reader may see it, or what stands in for it. */
+  _text(memory, length) {
+    const hidden = memory.sensitive && (!this.config.canSeeSensitive || memory.content === "[sensitive]");
+    return shorten(hidden ? gettext("sensitive") : memory.content, length);
+  }
+
+  /** The button that selects an edge's end: a memory of this session, or a ghost (another session's, named). */
+  _endLink(memoryId, length) {
+    const ghost = this.model.ghosts.get(memoryId);
+    const memory = this.model.memories.get(memoryId);
+    const text = memory || ghost ? this._text(memory || ghost, length) : "";
+    return h("button", { type: "button", class: `link memory-link${ghost ? " ghost-link" : ""}`,
+      onclick: () => this.onSelect({ type: ghost ? "ghost" : "memory", id: memoryId }) },
+    `#${memoryId} `, h("span", { class: "muted" }, text),
+    ghost ? h("span", { class: "chip chip-elsewhere small" }, sessionName(ghost)) : null);
+  }
+
+  /** Another session's memory drawn here because an edge joins it to one of this session's. */
+  _ghost(id) {
+    const ghost = this.model.ghosts.get(id);
+    if (!ghost) {
+      clear(this.root).append(h("p", { class: "muted" }, gettext("This memory is no longer in the graph.")));
+      return;
+    }
+    const hidden = ghost.sensitive && (!this.config.canSeeSensitive || ghost.content === "[sensitive]");
+    const chips = [
+      h("span", { class: "chip", style: { background: kindColor(ghost.kind), color: textOn(kindColor(ghost.kind)) } }, this.labels.kind(ghost.kind)),
+      h("span", { class: `chip chip-status-${ghost.status}` }, this.labels.status(ghost.status)),
+      h("span", { class: "chip chip-elsewhere" }, gettext("another session")),
+      ghost.sensitive ? h("span", { class: "chip chip-sensitive" }, gettext("sensitive")) : null,
+    ];
+    const where = sessionName(ghost);
+    clear(this.root).append(
+      h("article", { class: "panel-body", dataset: { ghostId: ghost.id } },
+        this._header(chips, interpolate(gettext("Memory #%s"), [ghost.id]), gettext("Close")),
+        h("p", { class: "ghost-home", id: "ghost-home" },
+          interpolate(gettext("It belongs to the session “%(title)s” (#%(session)s), not to this one: it is shown here because an edge joins it to a memory of this session."),
+            { title: where, session: ghost.sessionId }, true)),
+        h("p", null, h("a", { href: this.ghostUrl(ghost.id), id: "ghost-open", class: "btn btn-small" },
+          gettext("Open it in its session"))),
+        hidden ? h("p", { class: "content masked" }, gettext("The content of this memory is sensitive and hidden from you."))
+          : h("p", { class: "content", id: "panel-content" }, ghost.content),
+        ghost.occurredAt ? h("p", { class: "muted small" }, formatDateTime(ghost.occurredAt)) : null,
+        this._section(gettext("Links"), this._links(ghost))));
   }
 
   /** Re-render when a live change touched what is shown. */
@@ -40,10 +95,12 @@ export class SidePanel {
     }
     const s = this.selection;
     if (!s) return;
+    const ghosts = patch.ghosts || { added: [], updated: [], removed: [] };
     const ids = s.type === "memory"
       ? [...patch.memories.added, ...patch.memories.updated].map((m) => m.id).concat(patch.memories.removed)
-      : [...patch.edges.added, ...patch.edges.updated].map((e) => e.id).concat(patch.edges.removed);
-    const touchesEdges = s.type === "memory"
+      : s.type === "ghost" ? [...ghosts.added, ...ghosts.updated].map((g) => g.id).concat(ghosts.removed)
+        : [...patch.edges.added, ...patch.edges.updated].map((e) => e.id).concat(patch.edges.removed);
+    const touchesEdges = s.type !== "edge"
       && [...patch.edges.added, ...patch.edges.updated].some((e) => e.source === s.id || e.target === s.id);
     if (ids.includes(s.id) || touchesEdges) this.show(s);
   }
@@ -77,6 +134,7 @@ export class SidePanel {
     clear(this.root).append(
       h("article", { class: "panel-body", dataset: { memoryId: memory.id } },
         this._header(chips, interpolate(gettext("Memory #%s"), [memory.id]), gettext("Close")),
+        this._replacedBy(memory),
         content,
         h("p", { class: "muted small" }, formatDateTime(memory.occurredAt)),
         this.curation ? this._section(gettext("Curate"), this.curation.memory(memory)) : null,
@@ -102,12 +160,8 @@ export class SidePanel {
       clear(this.root).append(h("p", { class: "muted" }, gettext("This edge is no longer in the graph.")));
       return;
     }
-    const end = (memoryId) => {
-      const memory = this.model.memories.get(memoryId);
-      const text = memory ? shorten(memory.sensitive && !this.config.canSeeSensitive ? gettext("sensitive") : memory.content, 70) : "";
-      return h("button", { type: "button", class: "link memory-link", onclick: () => this.onSelect({ type: "memory", id: memoryId }) },
-        `#${memoryId} `, h("span", { class: "muted" }, text));
-    };
+    const end = (memoryId) => this._endLink(memoryId, 70);
+    const crossing = [edge.source, edge.target].map((id) => this.model.ghosts.get(id)).find(Boolean);
     const chips = [
       h("span", { class: "chip", style: { background: relationColor(edge.relation), color: textOn(relationColor(edge.relation)) } }, this.labels.relation(edge.relation)),
       h("span", { class: `chip chip-edge-${edge.status}` }, this.labels.edgeStatus(edge.status)),
@@ -127,6 +181,8 @@ export class SidePanel {
           h("dt", null, gettext("Origin")), h("dd", null, this.labels.origin(edge.origin)),
           h("dt", null, gettext("Status")), h("dd", null, this.labels.edgeStatus(edge.status)),
           edge.createdAt ? [h("dt", null, gettext("Created")), h("dd", null, formatDateTime(edge.createdAt))] : null),
+        crossing ? h("p", { class: "small ghost-home", id: "edge-crossing" },
+          interpolate(gettext("This edge joins a memory of this session to one of the session “%s”."), [sessionName(crossing)])) : null,
         this.curation ? this._section(gettext("Curate"), this.curation.edge(edge)) : null,
         this._section(gettext("Rationale"), h("p", { class: "rationale" }, edge.rationale || gettext("No rationale recorded."))),
         this._section(gettext("Recalls it carried activation in"), recalls),
@@ -218,16 +274,31 @@ export class SidePanel {
     if (!edges.length) return h("p", { class: "muted small" }, gettext("No links."));
     return h("ul", { class: "links" }, edges.map((edge) => {
       const outgoing = edge.source === memory.id;
-      const other = this.model.memories.get(outgoing ? edge.target : edge.source);
-      const text = other ? shorten(other.sensitive && !this.config.canSeeSensitive ? gettext("sensitive") : other.content, 48) : "";
+      const otherId = outgoing ? edge.target : edge.source;
       return h("li", null,
         h("button", { type: "button", class: "link", onclick: () => this.onSelect({ type: "edge", id: edge.id }) },
           h("span", { class: "rel", style: { color: relationColor(edge.relation) } },
             `${outgoing ? "→" : "←"} ${this.labels.relation(edge.relation)}`)),
         " ",
-        h("button", { type: "button", class: "link", onclick: () => this.onSelect({ type: "memory", id: other ? other.id : 0 }) },
-          other ? `#${other.id} ${text}` : "?"),
+        this.model.holds(otherId) ? this._endLink(otherId, 48) : h("span", { class: "muted" }, `#${otherId}`),
         edge.needsReview ? h("span", { class: "chip chip-proposal small" }, gettext("needs review")) : null);
+    }));
+  }
+
+  /** What replaces this memory or is proposed to, and what it replaces (supersedes edges, not rejected), when
+   *  the other memory lives in another session: said first, with the edge to approve, reject or undo. */
+  _replacedBy(memory) {
+    const edges = this.model.edgesOf(memory.id).filter((e) => e.relation === "supersedes" && e.status !== "rejected"
+      && this.model.ghosts.has(e.source === memory.id ? e.target : e.source));
+    if (!edges.length) return null;
+    return h("div", { class: "replaced-by", id: "panel-replaced-by" }, edges.map((edge) => {
+      const replaced = edge.source === memory.id;
+      const other = replaced ? edge.target : edge.source;
+      const text = replaced ? (edge.needsReview ? gettext("Proposed replacement:") : gettext("Replaced by:"))
+        : (edge.needsReview ? gettext("Proposed to replace:") : gettext("Replaces:"));
+      return h("p", { class: "small" }, h("strong", null, text), " ", this._endLink(other, 60), " ",
+        h("button", { type: "button", class: "link", dataset: { edgeId: edge.id },
+          onclick: () => this.onSelect({ type: "edge", id: edge.id }) }, gettext("See the edge")));
     }));
   }
 

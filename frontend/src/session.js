@@ -1,6 +1,6 @@
 // The session page: load the graph, draw it, wire filters, views and the side panel, then go live.
 
-import { fetchGraph } from "./api.js";
+import { fetchGhosts, fetchGraph } from "./api.js";
 import { ContextMenu } from "./context_menu.js";
 import { FailedTable } from "./failed.js";
 import { CurationClient, CurationControls, Toast } from "./curate.js";
@@ -25,6 +25,7 @@ class SessionApp {
     this.visibleIds = new Set();
     this.matchIds = [];
     this.matchCursor = -1;
+    this.ghostsAsked = new Set(); // far ends of live edges already asked for as ghosts
   }
 
   async start() {
@@ -108,6 +109,22 @@ class SessionApp {
     document.documentElement.dataset.graphComplete = "1";
     const recall = new URLSearchParams(location.search).get("recall");
     if (recall && /^\d+$/.test(recall)) await this._openRecall(Number(recall));
+    this._selectFromUrl();
+  }
+
+  /** `?memory=<id>` (a ghost's "Open it in its session" link): that memory selected, its panel open. When only
+   *  part of a large session is loaded and it is not among it, the page loads its neighbourhood instead. */
+  _selectFromUrl() {
+    const wanted = new URLSearchParams(location.search).get("memory");
+    if (!wanted || !/^\d+$/.test(wanted)) return;
+    const id = Number(wanted);
+    if (this.model.memories.has(id)) {
+      this.select({ type: "memory", id }, { center: true });
+    } else if (this.model.truncated && this.model.around !== id) {
+      const url = new URL(location.href);
+      url.searchParams.set("around", String(id));
+      location.replace(url);
+    }
   }
 
   _markReady() {
@@ -122,8 +139,31 @@ class SessionApp {
   onChanges(changes) {
     const patch = this.model.apply(changes);
     if (!patch.changes.length) return;
+    this._draw(patch);
+    if (patch.edges.added.length || patch.edges.updated.length) this._fetchGhosts();
+  }
+
+  /** Edges that reach a memory of another session the page does not hold yet: read those memories as ghosts,
+   *  then draw them with the edges (one request for all; a failed read leaves them for the next change or load). */
+  async _fetchGhosts() {
+    const missing = this.model.missingEnds().filter((id) => !this.ghostsAsked.has(id)).slice(0, 200);
+    if (!missing.length) return;
+    for (const id of missing) this.ghostsAsked.add(id);
+    let rows;
+    try {
+      rows = (await fetchGhosts(this.config, missing)).ghosts;
+    } catch {
+      for (const id of missing) this.ghostsAsked.delete(id);
+      return;
+    }
+    const patch = this.model.addGhosts(rows);
+    if (patch.ghosts.added.length) this._draw(patch);
+  }
+
+  _draw(patch) {
     const structural = patch.memories.updated.length || patch.memories.removed.length || patch.edges.updated.length
-      || patch.edges.removed.length;
+      || patch.edges.removed.length || patch.ghosts.added.length || patch.ghosts.updated.length
+      || patch.ghosts.removed.length;
     for (const memory of patch.memories.added) if (this.filters.memoryVisible(memory)) this.visibleIds.add(memory.id);
     const added = this.view.patch(patch, (element) => this._elementVisible(element));
     if (structural) this.applyFilters();
@@ -135,6 +175,7 @@ class SessionApp {
   }
 
   _elementVisible(element) {
+    if (element.isNode() && element.data("gid")) return this._ghostShown(element.data("gid"));
     if (element.isNode()) return this.visibleIds.has(element.data("mid"));
     const edge = this.model.edges.get(element.data("eid"));
     return Boolean(edge) && this.filters.edgeVisible(edge, this.visibleIds);
@@ -157,6 +198,11 @@ class SessionApp {
         const hide = !edge || !this.filters.edgeVisible(edge, visible);
         if (element.hasClass("hidden") !== hide) element.toggleClass("hidden", hide);
       });
+      // A ghost (another session's memory) is no memory of this session: it shows while an edge to it does.
+      cy.nodes("[?elsewhere]").forEach((node) => {
+        const hide = !node.connectedEdges().some((e) => !e.hasClass("hidden"));
+        if (node.hasClass("hidden") !== hide) node.toggleClass("hidden", hide);
+      });
     });
     this._highlight();
     this.view.refitLabels(0); // what is shown (and matched) decides which labels have room
@@ -177,6 +223,10 @@ class SessionApp {
     const badge = $("#failed-count");
     badge.textContent = String(count);
     badge.classList.toggle("alert", count > 0);
+  }
+
+  _ghostShown(ghostIdValue) {
+    return this.model.edgesOf(ghostIdValue).some((edge) => this.filters.edgeVisible(edge, this.visibleIds));
   }
 
   _highlight() {
@@ -268,9 +318,11 @@ class SessionApp {
     this.select(selection);
     const items = selection.type === "memory"
       ? [{ label: gettext("Expand neighbourhood"), run: () => this.expand(selection.id) }] : [];
-    if (this.curation) items.push(...this.curation.menuActions(selection, this.model));
-    const title = selection.type === "memory" ? interpolate(gettext("Memory #%s"), [selection.id])
-      : interpolate(gettext("Edge #%s"), [selection.id]);
+    if (selection.type === "ghost") {
+      items.push({ label: gettext("Open it in its session"), run: () => location.assign(this.panel.ghostUrl(selection.id)) });
+    } else if (this.curation) items.push(...this.curation.menuActions(selection, this.model));
+    const title = selection.type === "edge" ? interpolate(gettext("Edge #%s"), [selection.id])
+      : interpolate(gettext("Memory #%s"), [selection.id]);
     this.menu.show(at.x, at.y, title, items);
   }
 
@@ -358,6 +410,7 @@ class SessionApp {
   }
 
   _stats() {
+    $("#legend-elsewhere").hidden = !this.model.ghosts.size;
     let edges = 0;
     const drawn = this.view.cy.edges("[!ghost]");
     drawn.forEach((e) => {

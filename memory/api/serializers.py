@@ -313,10 +313,46 @@ def graph_edge(edge: Edge, hidden: set[int] | frozenset[int] = frozenset()) -> d
             "created_at": _when(edge.created_at)}
 
 
+class GraphGhostOutput(serializers.Serializer):
+    """A memory of another session at the far end of an edge of this session's graph (a supersede across
+    sessions, a link a person drew): drawn faded, never one of this session's memories. Masked for readers who
+    may not see sensitive content, by the same rule as a node (memory/visibility.py)."""
+
+    id = serializers.IntegerField()
+    session_id = serializers.IntegerField(help_text="The session it belongs to.")
+    session_title = serializers.CharField(help_text="That session's title (may be empty).")
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    sensitive = serializers.BooleanField()
+    occurred_at = serializers.DateTimeField()
+    content = serializers.CharField(help_text="Its text ([sensitive] when masked).")
+    label = serializers.CharField(help_text="Short text for the node (masked if sensitive).")
+
+
+def graph_ghost(row, *, show_sensitive: bool) -> dict:
+    """GraphGhostOutput's JSON from a `selectors.graph_ghosts` row."""
+    ghost = {"id": row.id, "session_id": row.session_id, "session_title": row.session__title or "",
+             "kind": row.kind, "status": row.status, "sensitive": row.sensitive,
+             "occurred_at": _when(row.occurred_at), "content": row.content, "label": memory_label(row.content)}
+    if row.sensitive and not show_sensitive:
+        ghost = {**mask_memory_snapshot(ghost), "label": SENSITIVE_MASK}
+    return ghost
+
+
+class GhostListOutput(serializers.Serializer):
+    ghosts = GraphGhostOutput(many=True)
+
+
+class GhostQueryInput(serializers.Serializer):
+    ids = serializers.RegexField(r"^\d{1,18}(,\d{1,18}){0,199}$",
+                                 help_text="Comma-separated memory ids (at most 200).")
+
+
 class GraphOutput(serializers.Serializer):
     session = SessionOutput()
     memories = GraphMemoryOutput(many=True)
-    edges = EdgeOutput(many=True)
+    edges = EdgeOutput(many=True, help_text="Between the memories sent, or from one of them to a ghost.")
+    ghosts = GraphGhostOutput(many=True, help_text="Other sessions' memories the edges reach (not forgotten).")
     entities = EntityOutput(many=True)
     last_change_id = serializers.IntegerField(help_text="Read before the graph: catch up from here.")
     truncated = serializers.BooleanField(help_text="True when not every memory of the session was sent.")

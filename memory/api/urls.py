@@ -14,6 +14,8 @@ urlpatterns = [
          views.InteractionRetryApi.as_view(), name="api-interaction-retry"),
     path("projects/<slug:project_slug>/sessions/<int:session_id>/graph/", views.SessionGraphApi.as_view(),
          name="api-graph"),
+    path("projects/<slug:project_slug>/sessions/<int:session_id>/graph/ghosts/", views.SessionGhostsApi.as_view(),
+         name="api-graph-ghosts"),
     path("projects/<slug:project_slug>/sessions/<int:session_id>/changes/", views.SessionChangesApi.as_view(),
          name="api-changes"),
     path("projects/<slug:project_slug>/recall/", views.RecallApi.as_view(), name="api-recall"),

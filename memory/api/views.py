@@ -16,7 +16,14 @@ from ..engine.projects import session_create
 from ..engine.recall import RecallQuery, memory_recall
 from ..engine.recall.config import recall_defaults
 from ..models import Interaction, MemoryStatus, Role
-from ..selectors import change_list, interaction_list, session_graph, session_list, session_with_counts
+from ..selectors import (
+    change_list,
+    graph_ghosts,
+    interaction_list,
+    session_graph,
+    session_list,
+    session_with_counts,
+)
 from ..visibility import changes_for_viewer, sensitive_interaction_ids, sensitive_memory_ids
 from . import serializers as s
 from .access import project_for, request_access, session_for
@@ -189,10 +196,29 @@ class SessionGraphApi(APIView):
         return Response({
             "session": s.SessionOutput(session_with_counts(session)).data, "memories": memories,
             "edges": [s.graph_edge(e, hidden) for e in graph.edges],
+            "ghosts": [s.graph_ghost(g, show_sensitive=show_sensitive) for g in graph.ghosts],
             "entities": s.EntityOutput(entities, many=True).data,
             "last_change_id": graph.last_change_id, "truncated": graph.truncated,
             "total_memories": graph.total_memories, "around": graph.around,
         })
+
+
+class SessionGhostsApi(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("ids", str, required=True, description="Comma-separated memory ids (≤ 200).")],
+        responses=s.GhostListOutput,
+        summary="Other sessions' memories, as the session's graph draws them at the far end of an edge",
+        description="For the session page when a live edge reaches a memory it does not hold: those of `ids` "
+                    "that belong to another session of the project and are not forgotten (masked like the "
+                    "graph's nodes for readers who may not see sensitive content).",
+    )
+    def get(self, request, project_slug: str, session_id: int):
+        access = request_access(request, project_slug)
+        session = session_for(access.project, session_id)
+        params = s.valid(s.GhostQueryInput, request.query_params)
+        ids = {int(i) for i in params["ids"].split(",")}
+        ghosts = graph_ghosts(session=session, ids=ids)
+        return Response({"ghosts": [s.graph_ghost(g, show_sensitive=access.may_see_sensitive) for g in ghosts]})
 
 
 class SessionChangesApi(APIView):

@@ -18,6 +18,10 @@ process watches are not read at all, only their cursor moves.
 
 Once listening, it tells `engine.events` to stop publishing locally, so changes made *in* this
 process also take the NOTIFY path: one path, one copy, commit order.
+
+An edge change also goes to the sessions its ends live in, when they are not the change's own session
+(`crossing_messages`): a supersede across sessions is recorded with the new memory's session, and the old
+memory's open page draws the edge (and its far end as a ghost) as it happens.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import json
 import logging
 import os
 import random
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +46,7 @@ from psycopg.conninfo import make_conninfo
 
 from ..engine import events
 from ..engine.snapshots import change_snapshot
-from ..models import GraphChange
+from ..models import GraphChange, Memory
 from . import subscriptions
 
 logger = logging.getLogger(__name__)
@@ -98,6 +103,28 @@ def _read_changes(project_id: int, after: int, upto: int | None) -> list[dict[st
     if upto is not None:
         rows = rows.filter(id__lte=upto)
     return [change_snapshot(c) for c in rows.order_by("id")[:PAGE]]
+
+
+def _edge_ends(change: dict[str, Any]) -> set[int]:
+    return {end for snapshot in (change.get("before"), change.get("after")) if isinstance(snapshot, dict)
+            for end in (snapshot.get("source_id"), snapshot.get("target_id")) if isinstance(end, int)}
+
+
+def crossing_messages(snapshots: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Group messages for the edge changes whose ends live in other sessions than the change's own (one query
+    for the ends' sessions): those sessions' pages draw the edge too. Same shape as `events.group_messages`."""
+    edges = [c for c in snapshots if c["object_type"] == "edge"]
+    ends = set().union(*(_edge_ends(c) for c in edges)) if edges else set()
+    if not ends:
+        return {}
+    home = dict(Memory.objects.filter(pk__any_of=ends).values_list("id", "session_id"))
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for change in edges:
+        for session_id in sorted({home.get(end) for end in _edge_ends(change)} - {None, change["session_id"]}):
+            grouped[events.session_group(session_id)].append(change)
+    return {group: [{"type": events.EVENT_TYPE, "changes": chunk, "last_change_id": chunk[-1]["id"]}
+                    for chunk in (changes[i:i + events.MAX_BATCH] for i in range(0, len(changes), events.MAX_BATCH))]
+            for group, changes in grouped.items()}
 
 
 def _current_max_id() -> int:
@@ -173,6 +200,20 @@ class ChangeListener:
                 except Exception:  # noqa: BLE001 - the cursor did not move: the next notice retries
                     logger.exception("live: delivering changes of project %s failed", project_id)
 
+    async def _send_crossing(self, snapshots: list[dict[str, Any]]) -> None:
+        """Edge changes to the sessions of their ends too (after the changes' own groups, in id order)."""
+        try:
+            messages = await database_sync_to_async(crossing_messages)(snapshots)
+        except Exception:  # noqa: BLE001 - an extra delivery; those pages show the edge on their next load
+            logger.exception("live: finding the sessions of %d change(s)' edge ends failed", len(snapshots))
+            return
+        for group, batch in messages.items():
+            for message in batch:
+                try:
+                    await self.layer.group_send(group, message)
+                except Exception:  # noqa: BLE001 - the change is committed; the page reads it on reload
+                    logger.exception("live: sending an edge change to %s failed", group)
+
     async def _deliver_project(self, project_id: int, *, upto: int | None) -> None:
         after = self.cursors.get(project_id, self.floor)
         if not subscriptions.is_watched(project_id):
@@ -184,6 +225,7 @@ class ChangeListener:
             if not snapshots:
                 break
             await events.send_snapshots(self.layer, snapshots)
+            await self._send_crossing(snapshots)
             self.delivered += len(snapshots)
             after = snapshots[-1]["id"]
             self.cursors[project_id] = after

@@ -132,6 +132,8 @@ def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
         "sessionId": session.pk,
         "urls": {
             "graph": reverse("api-graph", kwargs=kwargs),
+            "ghosts": reverse("api-graph-ghosts", kwargs=kwargs),
+            "session": reverse("session-detail", kwargs={"project_slug": project.slug, "session_id": 0}),
             "changes": reverse("api-changes", kwargs=kwargs),
             "interaction": reverse("api-interaction", kwargs={**kwargs, "interaction_id": 0}),
             "promote": reverse("api-interaction-promote", kwargs={**kwargs, "interaction_id": 0}),

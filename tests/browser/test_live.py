@@ -16,17 +16,30 @@ FACTS = [
 
 
 def node_ids(page) -> list[int]:
-    return page.evaluate("cw.cy.nodes().map(n => n.data('mid')).sort((a, b) => a - b)")
+    """The session's memories drawn (not the ghosts: other sessions' memories at the far end of an edge)."""
+    return page.evaluate("cw.cy.nodes('[!elsewhere]').map(n => n.data('mid')).sort((a, b) => a - b)")
+
+
+def ghost_ids(page) -> list[int]:
+    return page.evaluate("cw.cy.nodes('[?elsewhere]').map(n => n.data('gid')).sort((a, b) => a - b)")
 
 
 def edge_ids(page) -> list[int]:
     return page.evaluate("cw.cy.edges().map(e => e.data('eid')).sort((a, b) => a - b)")
 
 
-def assert_page_matches_server(page, site, session_id):
+def assert_page_matches_server(page, site, session_id, timeout: float = 5.0):
+    """The page draws what the graph API sends: the memories, every edge (those reaching another session's
+    memory too, which a live page may still be reading as a ghost for a moment) and the ghosts."""
     graph = api_get(site, f"sessions/{session_id}/graph/")
-    assert node_ids(page) == sorted(m["id"] for m in graph["memories"])
-    assert edge_ids(page) == sorted(e["id"] for e in graph["edges"])
+    expected = (sorted(m["id"] for m in graph["memories"]), sorted(e["id"] for e in graph["edges"]),
+                sorted(g["id"] for g in graph["ghosts"]))
+    deadline = time.monotonic() + timeout
+    while (node_ids(page), edge_ids(page), ghost_ids(page)) != expected and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert node_ids(page) == expected[0]
+    assert edge_ids(page) == expected[1]
+    assert ghost_ids(page) == expected[2]
     applied = page.evaluate("cw.model.history.map(c => c.id)")
     assert len(applied) == len(set(applied)), "a change was applied twice"
     assert applied == sorted(applied)

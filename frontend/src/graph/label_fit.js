@@ -27,7 +27,7 @@ export function fitLabels(cy) {
   // Most important first, then the selected, matched and focused (a neighbourhood's centre) ones ahead of all:
   // they always keep theirs.
   const ranked = nodes.toArray().sort((a, b) => Number(pinned(b)) - Number(pinned(a))
-    || (b.data("importance") - a.data("importance")) || (a.data("mid") - b.data("mid")));
+    || (b.data("importance") - a.data("importance")) || ((a.data("mid") ?? a.data("gid")) - (b.data("mid") ?? b.data("gid"))));
   const kept = [];
   const hide = [];
   const above = [];

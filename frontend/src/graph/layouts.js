@@ -39,6 +39,77 @@ function presetFrom(eles, positions, animate) {
   });
 }
 
+const GHOST_DISTANCE = 130; // model units from a ghost's anchor (the memory of this session its edge reaches)
+const GHOST_FAN = 0.55; // radians between ghosts of one anchor
+
+/** The memories of this session each ghost's edges reach (its anchors), by ghost id. */
+function ghostAnchors(model) {
+  const anchors = new Map();
+  for (const edge of model.edges.values()) {
+    for (const [ghost, other] of [[edge.source, edge.target], [edge.target, edge.source]]) {
+      if (!model.ghosts.has(ghost) || !model.memories.has(other)) continue;
+      if (!anchors.has(ghost)) anchors.set(ghost, []);
+      anchors.get(ghost).push(other);
+    }
+  }
+  return anchors;
+}
+
+/**
+ * Where the ghosts go, given where this session's memories are (`positionOf(memoryId)` → {x, y} or null):
+ * each beside its anchors, on the side away from the drawing's centre, level with them (so the edge runs
+ * sideways and misses the label under the ghost; several ghosts of one anchor fan out), on a spot no node
+ * takes. Ghosts are not the session's memories: no layout ranks, rings or times them, they follow the
+ * memories they hang on.
+ */
+export function ghostSpots(model, positionOf) {
+  const spots = new Map();
+  if (!model.ghosts.size) return spots;
+  const taken = [];
+  let cx = 0;
+  for (const id of model.memories.keys()) {
+    const p = positionOf(id);
+    if (!p) continue;
+    taken.push(p);
+    cx += p.x;
+  }
+  if (taken.length) cx /= taken.length;
+  const anchors = ghostAnchors(model);
+  const fans = new Map(); // anchors' key → ghosts hanging on them, in id order
+  for (const ghost of [...model.ghosts.values()].sort((a, b) => a.id - b.id)) {
+    const placed = (anchors.get(ghost.id) || []).map(positionOf).filter(Boolean);
+    if (!placed.length) continue;
+    const key = [...new Set(anchors.get(ghost.id))].sort((a, b) => a - b).join(",");
+    if (!fans.has(key)) fans.set(key, { placed, ghosts: [] });
+    fans.get(key).ghosts.push(ghost.id);
+  }
+  for (const { placed, ghosts } of fans.values()) {
+    const ax = placed.reduce((sum, p) => sum + p.x, 0) / placed.length;
+    const ay = placed.reduce((sum, p) => sum + p.y, 0) / placed.length;
+    const side = ax >= cx ? 1 : -1; // a lone memory's ghosts go to its right
+    ghosts.forEach((id, index) => {
+      const angle = (index - (ghosts.length - 1) / 2) * GHOST_FAN;
+      const spot = freeSpot({ x: ax + side * Math.cos(angle) * GHOST_DISTANCE, y: ay + Math.sin(angle) * GHOST_DISTANCE },
+        id, taken);
+      taken.push(spot);
+      spots.set(id, spot);
+    });
+  }
+  return spots;
+}
+
+/** The spot, or the nearest one on a widening spiral that no position in `taken` is within MIN_GAP of. */
+function freeSpot(spot, seed, taken) {
+  const isFree = (p) => taken.every((q) => (p.x - q.x) ** 2 + (p.y - q.y) ** 2 >= MIN_GAP ** 2);
+  for (let attempt = 0; attempt < 60; attempt += 1) {
+    const angle = (seed + attempt) * GOLDEN_ANGLE;
+    const radius = attempt ? MIN_GAP * 0.6 * Math.sqrt(attempt) + MIN_GAP * 0.4 : 0;
+    const candidate = { x: spot.x + Math.cos(angle) * radius, y: spot.y + Math.sin(angle) * radius };
+    if (isFree(candidate)) return candidate;
+  }
+  return spot;
+}
+
 function snapshot(cy) {
   const positions = new Map();
   cy.nodes().forEach((node) => positions.set(node.id(), { ...node.position() }));
@@ -62,9 +133,31 @@ export class Layouts {
     const large = this.cy.nodes().length > 600;
     const smooth = animate && !large;
     if (name === "dag") return this._dag(smooth);
-    if (name === "timeline") return presetFrom(this.cy.nodes(), this._timeline(), smooth);
-    if (name === "rings") return presetFrom(this.cy.nodes(), this._rings(), smooth);
+    if (name === "timeline") return presetFrom(this.cy.nodes(), this._withGhosts(this._timeline()), smooth);
+    if (name === "rings") return presetFrom(this.cy.nodes(), this._withGhosts(this._rings()), smooth);
     return this._force(smooth);
+  }
+
+  /** A layout's positions of the session's memories, with the ghosts placed beside the memories they reach. */
+  _withGhosts(positions) {
+    for (const [id, spot] of ghostSpots(this.model, (memoryId) => positions.get(`m${memoryId}`))) {
+      positions.set(`o${id}`, spot);
+    }
+    return positions;
+  }
+
+  /** Where a ghost that arrives live goes: beside the memories of this session its edges reach, as drawn now. */
+  placeGhost(ghostIdValue) {
+    const one = { memories: this.model.memories, edges: this.model.edges,
+      ghosts: new Map([[ghostIdValue, this.model.ghosts.get(ghostIdValue)]]) };
+    const spots = ghostSpots(one, (memoryId) => {
+      const node = this.cy.getElementById(`m${memoryId}`);
+      return node.nonempty() ? node.position() : null;
+    });
+    const spot = spots.get(ghostIdValue);
+    if (spot) return this._free(spot, ghostIdValue);
+    const box = this.cy.nodes().nonempty() ? this.cy.nodes().boundingBox() : this.cy.extent();
+    return this._free({ x: box.x2 + NEAR, y: box.y1 }, ghostIdValue);
   }
 
   /** The positions the view was created with (server or quick layout): nothing to run. */
@@ -78,7 +171,7 @@ export class Layouts {
     if (this.model.hasServerPositions) {
       const positions = new Map();
       for (const memory of this.model.memories.values()) positions.set(`m${memory.id}`, memory.position);
-      this.forcePositions = positions;
+      this.forcePositions = this._withGhosts(positions);
       return presetFrom(this.cy.nodes(), positions, animate);
     }
     const small = this.cy.nodes().length <= SMALL_GRAPH;

@@ -5,7 +5,7 @@
 
 import { shorten } from "../dom.js";
 import { gettext } from "../i18n.js";
-import { edgeId, nodeId } from "./view.js";
+import { edgeId, ghostId, nodeId } from "./view.js";
 import { kindShape, relationArrow } from "./style.js";
 
 const REPLAY_CLASSES = "replay-on replay-off replay-seed replay-now replay-ranked replay-carry cmp-entered cmp-left cmp-moved";
@@ -72,9 +72,14 @@ export class ReplayPainter {
     this.replay = null;
   }
 
+  /** The memory's node: its own, the page's ghost of it (another session's memory an edge reaches), or the
+   *  replay's ghost. */
   nodeOf(memoryId) {
-    const real = this.cy.getElementById(nodeId(memoryId));
-    return real.nonempty() ? real : this.cy.getElementById(ghostNodeId(memoryId));
+    for (const id of [nodeId(memoryId), ghostId(memoryId)]) {
+      const node = this.cy.getElementById(id);
+      if (node.nonempty()) return node;
+    }
+    return this.cy.getElementById(ghostNodeId(memoryId));
   }
 
   edgeOf(arrival) {
@@ -178,7 +183,8 @@ export class ReplayPainter {
 
   _addGhosts(replay) {
     const cy = this.cy;
-    const missing = Object.values(replay.memories).filter((m) => cy.getElementById(nodeId(m.id)).empty());
+    const drawn = (id) => cy.getElementById(nodeId(id)).nonempty() || cy.getElementById(ghostId(id)).nonempty();
+    const missing = Object.values(replay.memories).filter((m) => !drawn(m.id));
     const arrivals = replay.steps.flatMap((s) => s.arrivals).filter((a) => a.hop >= 1);
     const from = new Map(arrivals.map((a) => [a.memory_id, a.from]));
     const box = missing.length ? this._extent() : null;
@@ -197,7 +203,11 @@ export class ReplayPainter {
         label: `#${memory.id} ${shorten(memory.masked || memory.text, 24)} (${where})` } });
     });
     const known = new Set(missing.map((m) => m.id));
-    const endpoint = (id) => (cy.getElementById(nodeId(id)).nonempty() ? nodeId(id) : (known.has(id) ? ghostNodeId(id) : null));
+    const endpoint = (id) => {
+      if (cy.getElementById(nodeId(id)).nonempty()) return nodeId(id);
+      if (cy.getElementById(ghostId(id)).nonempty()) return ghostId(id);
+      return known.has(id) ? ghostNodeId(id) : null;
+    };
     const seen = new Set();
     for (const arrival of arrivals) {
       if (arrival.edge_id && cy.getElementById(edgeId(arrival.edge_id)).nonempty()) continue;

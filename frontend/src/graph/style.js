@@ -1,5 +1,6 @@
 // Colours, shapes and the Cytoscape stylesheet. Node colour and shape = kind, size = importance, faded =
-// superseded or archived, dashed outline + masked label = sensitive. Edge colour and arrowhead = relation;
+// superseded or archived, dashed outline + masked label = sensitive, faded + dashed grey outline + italic label
+// = a ghost (another session's memory an edge reaches). Edge colour and arrowhead = relation;
 // dashed = inferred, solid = approved, dotted and faint = rejected; a proposal (needs_review) keeps its
 // relation's colour and is drawn thick and dotted on a pale halo.
 //
@@ -130,6 +131,13 @@ export function stylesheet({ large }) {
       },
     },
     { selector: 'node[status = "superseded"], node[status = "archived"]', style: { opacity: 0.35 } },
+    // A ghost: another session's memory at the far end of an edge, faded with a dashed outline, its label in
+    // italics naming that session (view.js ghostData).
+    {
+      selector: "node[?elsewhere]",
+      style: { opacity: 0.9, "background-opacity": 0.3, "border-style": "dashed", "border-color": "#475569",
+        "border-width": 2, "font-style": "italic", color: "#475569", "text-wrap": "wrap" },
+    },
     {
       selector: "node[?sensitive]",
       style: { "border-style": "dashed", "border-color": "#6d28d9", "border-width": 2.5, "font-style": "italic" },

@@ -5,9 +5,9 @@ import dagre from "cytoscape-dagre";
 import fcose from "cytoscape-fcose";
 
 import { shorten } from "../dom.js";
-import { gettext } from "../i18n.js";
+import { gettext, interpolate } from "../i18n.js";
 import { fitLabels } from "./label_fit.js";
-import { FIT_PADDING, Layouts } from "./layouts.js";
+import { FIT_PADDING, ghostSpots, Layouts } from "./layouts.js";
 import { TimelineAxis } from "./timeline_axis.js";
 import { isStructural, kindColor, kindShape, relationArrow, relationColor, stylesheet } from "./style.js";
 
@@ -35,6 +35,8 @@ const MAX_LABELLED = 400;
 const FRAME_WHOLE = 60; // up to this many shown memories, the live view keeps the whole graph framed
 
 export const nodeId = (memoryId) => `m${memoryId}`;
+// A ghost: another session's memory at the far end of an edge (never a node id a memory of this session has).
+export const ghostId = (memoryId) => `o${memoryId}`;
 
 /**
  * A cheap first placement for large graphs without server positions, O(nodes + edges): a sunflower
@@ -77,6 +79,11 @@ export function quickLayout(model) {
 }
 export const edgeId = (id) => `e${id}`;
 
+/** What a ghost's session is called: its title, else its number. */
+export function sessionName(ghost) {
+  return ghost.sessionTitle || interpolate(gettext("session #%s"), [ghost.sessionId]);
+}
+
 export class GraphView {
   constructor(container, model, { canSeeSensitive, onSelect, onExpand = () => {}, onMenu = () => {},
     kindLabel = (kind) => kind }) {
@@ -90,7 +97,8 @@ export class GraphView {
     markCytoscapeStylesheet();
     this.cy = cytoscape({
       container,
-      elements: this.large ? this._nodeElements() : [...this._nodeElements(), ...this._edgeElements()],
+      elements: this.large ? [...this._nodeElements(), ...this._ghostElements()]
+        : [...this._nodeElements(), ...this._ghostElements(), ...this._edgeElements()],
       style: stylesheet({ large: this.large }),
       layout: { name: "preset", fit: false },
       minZoom: 0.02,
@@ -104,11 +112,11 @@ export class GraphView {
     });
     this.layouts = new Layouts(this.cy, model);
     this.timeline = new TimelineAxis(this.cy, this.layouts, container.parentElement, kindLabel);
-    this.cy.on("tap", "node", (event) => this.onSelect({ type: "memory", id: event.target.data("mid") }));
+    const picked = (node) => (node.data("gid") ? { type: "ghost", id: node.data("gid") } : { type: "memory", id: node.data("mid") });
+    this.cy.on("tap", "node", (event) => this.onSelect(picked(event.target)));
     // Double-click a memory: its neighbourhood; right-click a memory or an edge: its actions.
-    this.cy.on("dbltap", "node", (event) => onExpand(event.target.data("mid")));
-    this.cy.on("cxttap", "node", (event) => onMenu({ type: "memory", id: event.target.data("mid") },
-      event.renderedPosition));
+    this.cy.on("dbltap", "node", (event) => !event.target.data("gid") && onExpand(event.target.data("mid")));
+    this.cy.on("cxttap", "node", (event) => onMenu(picked(event.target), event.renderedPosition));
     this.cy.on("cxttap", "edge", (event) => onMenu({ type: "edge", id: event.target.data("eid") },
       event.renderedPosition));
     container.addEventListener("contextmenu", (event) => event.preventDefault());
@@ -174,12 +182,39 @@ export class GraphView {
     };
   }
 
+  /** A ghost's node: faded, dashed, its label naming the session it belongs to. */
+  ghostData(ghost) {
+    const masked = ghost.sensitive && (!this.canSeeSensitive || ghost.content === "[sensitive]");
+    const text = masked ? `••• ${gettext("sensitive")}` : (ghost.label || ghost.content);
+    const where = sessionName(ghost);
+    return {
+      id: ghostId(ghost.id),
+      gid: ghost.id,
+      label: `${shorten(text, 20)}\n↗ ${shorten(where, 20)}`,
+      fullLabel: `${masked ? text : shorten(ghost.content, 240)}\n(${interpolate(gettext("another session: %s"), [where])})`,
+      kind: ghost.kind,
+      color: kindColor(ghost.kind),
+      shape: kindShape(ghost.kind),
+      importance: 2,
+      status: ghost.status,
+      sensitive: ghost.sensitive,
+      elsewhere: true,
+    };
+  }
+
+  /** The node an edge end is drawn at: the memory's, or its ghost's; null when the page holds neither. */
+  endId(memoryId) {
+    if (this.model.memories.has(memoryId)) return nodeId(memoryId);
+    return this.model.ghosts.has(memoryId) ? ghostId(memoryId) : null;
+  }
+
   edgeData(edge) {
     return {
       id: edgeId(edge.id),
       eid: edge.id,
-      source: nodeId(edge.source),
-      target: nodeId(edge.target),
+      source: this.endId(edge.source),
+      target: this.endId(edge.target),
+      crossing: !this.model.memories.has(edge.source) || !this.model.memories.has(edge.target),
       relation: edge.relation,
       color: relationColor(edge.relation),
       arrow: relationArrow(edge.relation),
@@ -201,10 +236,22 @@ export class GraphView {
     return elements;
   }
 
+  _ghostElements() {
+    const spots = ghostSpots(this.model, (id) => {
+      const memory = this.model.memories.get(id);
+      return memory ? memory.position || memory.draftPosition || null : null;
+    });
+    return [...this.model.ghosts.values()].map((ghost) => {
+      const element = { group: "nodes", classes: "elsewhere", data: this.ghostData(ghost) };
+      if (spots.has(ghost.id)) element.position = { ...spots.get(ghost.id) };
+      return element;
+    });
+  }
+
   _edgeElements() {
     const elements = [];
     for (const edge of this.model.edges.values()) {
-      if (this.model.memories.has(edge.source) && this.model.memories.has(edge.target)) {
+      if (this.endId(edge.source) && this.endId(edge.target)) {
         elements.push({ group: "edges", data: this.edgeData(edge) });
       }
     }
@@ -306,22 +353,34 @@ export class GraphView {
   patch(patch, isVisible) {
     const cy = this.cy;
     const added = cy.collection();
+    const ghosts = patch.ghosts || { added: [], updated: [], removed: [] };
     cy.batch(() => {
       for (const id of patch.edges.removed) cy.getElementById(edgeId(id)).remove();
       for (const id of patch.memories.removed) cy.getElementById(nodeId(id)).remove();
+      for (const id of ghosts.removed) cy.getElementById(ghostId(id)).remove();
       for (const memory of patch.memories.updated) {
         const node = cy.getElementById(nodeId(memory.id));
         if (node.nonempty()) node.data(this.nodeData(memory));
+      }
+      for (const ghost of ghosts.updated) {
+        const node = cy.getElementById(ghostId(ghost.id));
+        if (node.nonempty()) node.data(this.ghostData(ghost));
       }
       for (const memory of patch.memories.added) {
         const position = this.layouts.placeNew(memory, this._neighbourSpots(memory.id));
         const node = cy.add({ group: "nodes", data: this.nodeData(memory), position });
         added.merge(node);
       }
+      for (const ghost of ghosts.added) {
+        if (cy.getElementById(ghostId(ghost.id)).nonempty()) continue;
+        const position = this.layouts.placeGhost(ghost.id);
+        added.merge(cy.add({ group: "nodes", classes: "elsewhere", data: this.ghostData(ghost), position }));
+      }
       for (const edge of [...patch.edges.added, ...patch.edges.updated]) {
         const existing = cy.getElementById(edgeId(edge.id));
+        const [source, target] = [this.endId(edge.source), this.endId(edge.target)];
         if (existing.nonempty()) existing.data(this.edgeData(edge));
-        else if (cy.getElementById(nodeId(edge.source)).nonempty() && cy.getElementById(nodeId(edge.target)).nonempty()) {
+        else if (source && target && cy.getElementById(source).nonempty() && cy.getElementById(target).nonempty()) {
           added.merge(cy.add({ group: "edges", data: this.edgeData(edge) }));
         }
       }
@@ -332,8 +391,8 @@ export class GraphView {
       this._recede(added.edges());
     });
     if (added.nonempty()) this._pulse(added);
-    if (added.nodes().nonempty()) this._follow(added.nodes().filter((n) => !n.hasClass("hidden")));
-    if (added.nodes().nonempty() || patch.memories.updated.length) this.refitLabels(200);
+    if (added.nodes().nonempty()) this._follow(added.nodes().filter((n) => !n.hasClass("hidden") && !n.data("gid")));
+    if (added.nodes().nonempty() || patch.memories.updated.length || ghosts.updated.length) this.refitLabels(200);
     if (patch.recalls.length) this._flashRecall(patch.recalls);
     return added;
   }
@@ -405,7 +464,8 @@ export class GraphView {
       cy.$(":selected").unselect();
       cy.nodes(".neighbour").removeClass("neighbour");
       if (!selection) return;
-      const element = cy.getElementById(selection.type === "memory" ? nodeId(selection.id) : edgeId(selection.id));
+      const ids = { memory: nodeId, ghost: ghostId, edge: edgeId };
+      const element = cy.getElementById((ids[selection.type] || edgeId)(selection.id));
       if (element.empty()) return;
       element.select();
       if (element.isNode()) element.neighborhood("node").addClass("neighbour");
