@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db.models import BooleanField, Count, IntegerField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
+from memory.engine.llm_gate import repeated_values
 from memory.models import Edge, Entity, Memory, MemoryStatus, Project
 
 # How many stored recalls an edge carried activation in: the review queue puts the edges that shaped
@@ -25,19 +26,6 @@ def review_queue(*, project: Project, session_id: int | None = None, status: str
 
 
 REPEATS_LIMIT = 50
-# Values specific enough that another memory holding one repeats the same private fact.
-REPEATABLE_KEYS = ("identifiers", "urls", "paths")
-MIN_NUMBER_DIGITS = 5  # phone numbers, account numbers; not "3 nights"
-
-
-def repeated_values(memory: Memory) -> list[str]:
-    """The memory's values another memory could repeat: identifiers, URLs, paths, long numbers, attribute
-    values (a phone, an e-mail, an allergy)."""
-    dims = memory.dimensions or {}
-    values = [str(v) for key in REPEATABLE_KEYS for v in dims.get(key, [])]
-    values += [str(v) for v in dims.get("numbers", []) if sum(c.isdigit() for c in str(v)) >= MIN_NUMBER_DIGITS]
-    values += [str(a["value"]) for a in dims.get("attributes", []) if isinstance(a, dict) and a.get("value")]
-    return list(dict.fromkeys(v for v in values if len(v) >= 3))
 
 
 def memory_repeats(*, memory: Memory) -> list[tuple[Memory, list[str]]]:

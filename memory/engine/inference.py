@@ -21,6 +21,7 @@ from ..errors import ProviderError
 from ..models import Edge, EdgeOrigin, EdgeStatus, Interaction, InteractionKind, Memory, MemoryKind, Relation
 from ..providers import get_llm
 from .changelog import ENGINE_ACTOR, change_record
+from .llm_gate import shareable
 from .operations import Op
 from .snapshots import edge_snapshot
 
@@ -227,9 +228,13 @@ def infer(child: Memory, candidates: list[Candidate]) -> list[Proposal]:
     """Offline rules always; an LLM's links (when configured) replace the rules' for the pairs it names."""
     offline = infer_offline(child, candidates)
     llm = get_llm()
-    if not llm.available or not candidates:
+    if not llm.available or not candidates or not shareable([child]):  # sensitive text never reaches an LLM
         return offline
-    listing = "\n".join(f"[{i}] ({c.memory.kind}) {c.memory.content[:400]}" for i, c in enumerate(candidates))
+    allowed = {m.pk for m in shareable([c.memory for c in candidates])}
+    sent = [c for c in candidates if c.memory.pk in allowed]
+    if not sent:
+        return offline
+    listing = "\n".join(f"[{i}] ({c.memory.kind}) {c.memory.content[:400]}" for i, c in enumerate(sent))
     try:
         answer = llm.complete_json(system=LLM_SYSTEM, user=f"New memory ({child.kind}): {child.content[:800]}\n"
                                    f"Candidates:\n{listing}", schema=LLMLinks)
@@ -238,8 +243,8 @@ def infer(child: Memory, candidates: list[Candidate]) -> list[Proposal]:
         return offline
     by_parent = {p.parent.pk: p for p in offline}
     for link in answer.links:
-        if link.candidate < len(candidates) and link.relation in INFERRED:
-            parent = candidates[link.candidate].memory
+        if link.candidate < len(sent) and link.relation in INFERRED:
+            parent = sent[link.candidate].memory
             by_parent[parent.pk] = Proposal(parent, link.relation, round(link.confidence, 3), link.rationale,
                                             EdgeOrigin.LLM)
     return list(by_parent.values())

@@ -22,6 +22,7 @@ from ..models import EntityType, Interaction, InteractionKind, MemoryKind, Proje
 from ..providers import get_llm
 from .cues import CHANGE_CUE, CHIT_CHAT, KIND_BY_INTERACTION, KIND_CUES, information_length, normalized
 from .extraction import INTENTS, Dimensions
+from .llm_gate import text_shareable
 
 logger = logging.getLogger(__name__)
 
@@ -227,6 +228,9 @@ def score(interaction: Interaction, evidence: Evidence, settings: dict[str, floa
     llm = get_llm()
     if not llm.available or offline.duplicate_of or offline.extra.get("stage") == "coarse" or offline.total == 1.0:
         return offline
+    if not text_shareable(interaction.project_id, interaction.content):  # it repeats a sensitive value
+        return replace(offline, reason=f"{offline.reason} (not sent to the LLM: it repeats a sensitive value)",
+                       extra={**offline.extra, "llm_skipped": "sensitive"})
     prompt = f"Task: {interaction.session.task or '(none)'}\nKind: {interaction.kind}\nContent:\n{interaction.content}"
     try:
         answer = llm.complete_json(system=LLM_SYSTEM, user=prompt, schema=LLMScores)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from ..errors import ProviderError
 from ..models import Memory
 from ..providers import get_llm
+from .llm_gate import shareable
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +55,10 @@ class Verdict:
 def replaced_judge(memory: Memory, candidates: list[Memory]) -> list[Verdict]:
     """The candidates the LLM says `memory` replaces, confidently; [] when no LLM is configured or it fails."""
     llm = get_llm()
-    if not llm.available or not candidates:
+    if not llm.available or not candidates or not shareable([memory]):  # sensitive text never reaches an LLM
+        return []
+    candidates = shareable(candidates)
+    if not candidates:
         return []
     listing = "\n".join(f"[{n}] ({_day(old)}) {old.content[:CONTENT_CHARS]}" for n, old in enumerate(candidates))
     try:

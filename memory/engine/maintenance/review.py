@@ -29,6 +29,7 @@ from ...providers import get_llm
 from ...providers.base import LLM
 from ..changelog import change_record
 from ..inference import DEFAULT_EDGE_THRESHOLD
+from ..llm_gate import shareable
 from ..operations import Op
 from ..snapshots import edge_snapshot
 from .common import JobReport, Progress, audit_record, no_progress, session_in, setting
@@ -95,7 +96,7 @@ def review_run(*, project: Project, actor: str, session_id: int | None = None, l
         raise ValidationFailed("below_confidence must be between 0 and 1", {"below_confidence": ["0 to 1"]})
     llm, model = (None, None) if dry_run else reviewer()  # refuse before doing anything
     edges = review_candidates(project, session_id=session_id, below_confidence=below_confidence, limit=limit)
-    sendable = [e for e in edges if not (e.source.sensitive or e.target.sensitive)]
+    sendable = [e for e in edges if len(shareable([e.source, e.target])) == 2]  # sensitive ones never reach an LLM
     report = JobReport("review", dry_run, counts={"candidates": len(edges), "to_review": len(sendable),
                                                   "skipped_sensitive": len(edges) - len(sendable)})
     if dry_run:

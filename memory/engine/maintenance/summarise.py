@@ -36,6 +36,7 @@ from ...providers.base import Vector
 from ..changelog import change_record
 from ..entities import mentions_link
 from ..extraction import extract_dimensions, segment
+from ..llm_gate import shareable
 from ..operations import Op
 from ..snapshots import edge_snapshot, memory_snapshot
 from ..vector_index import space_for
@@ -81,8 +82,10 @@ class SummaryText:
 
 
 def cluster_members(project: Project, *, memory_ids: list[int] | None = None, session_id: int | None = None,
-                    entity: int | str | None = None) -> list[Memory]:
-    """The cluster, in time order: the given memories, or the active ones of a session and/or entity."""
+                    entity: int | str | None = None, may_see_sensitive: bool = True) -> list[Memory]:
+    """The cluster, in time order: the given memories, or the active ones of a session and/or entity (for a
+    caller who may not see sensitive content, those it may see: the answer and a dry run's ids then tell
+    nothing about the others)."""
     if memory_ids:
         members = list(memories_in(project, memory_ids).values())
     elif session_id is None and entity in (None, ""):
@@ -90,8 +93,10 @@ def cluster_members(project: Project, *, memory_ids: list[int] | None = None, se
                                {"memory_ids": ["give memory ids, or a session_id and/or an entity"]})
     else:
         session = session_in(project, session_id)
-        found = entity_in(project, entity)
+        found = entity_in(project, entity, may_see_sensitive=may_see_sensitive)
         queryset = Memory.objects.filter(project=project, status=MemoryStatus.ACTIVE).exclude(kind=MemoryKind.SUMMARY)
+        if not may_see_sensitive:
+            queryset = queryset.filter(sensitive=False)
         if session is not None:
             queryset = queryset.filter(session=session)
         if found is not None:
@@ -123,7 +128,7 @@ def summary_text(project: Project, members: list[Memory], *, use_llm: bool = Tru
     """The LLM's summary when configured (and no member is sensitive), else the extractive one."""
     llm = get_llm()
     note = None
-    if use_llm and llm.available and any(m.sensitive for m in members):
+    if use_llm and llm.available and len(shareable(members)) < len(members):
         note = "sensitive memories are never sent to an LLM: extractive summary"
     elif use_llm and llm.available:
         try:
@@ -155,9 +160,11 @@ def _llm_listing(members: list[Memory]) -> str:
 
 def summarise_run(*, project: Project, actor: str, memory_ids: list[int] | None = None,
                   session_id: int | None = None, entity: int | str | None = None, use_llm: bool = True,
-                  dry_run: bool = False, progress: Progress = no_progress) -> JobReport:
+                  dry_run: bool = False, progress: Progress = no_progress, may_see_sensitive: bool = True,
+                  ) -> JobReport:
     """Write one summary memory for the cluster, linked from each member by `summarizes`."""
-    members = cluster_members(project, memory_ids=memory_ids, session_id=session_id, entity=entity)
+    members = cluster_members(project, memory_ids=memory_ids, session_id=session_id, entity=entity,
+                              may_see_sensitive=may_see_sensitive)
     member_ids = [m.pk for m in members]
     already = existing_summary(member_ids)
     if already is not None:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from ...errors import ProviderError
 from ...models import Edge, Memory
 from ...providers import get_llm
+from ..llm_gate import shareable
 from .reconstruct import tell
 
 logger = logging.getLogger(__name__)
@@ -33,12 +34,12 @@ class Narrative(BaseModel):
 
 def narrate(question: str, ordered: list[Memory], edges: list[Edge]) -> str:
     """The LLM's account of the memories, or "" when there is no LLM, nothing to tell, or it failed."""
-    shareable = [m for m in ordered if not m.sensitive]  # sensitive memories never reach an LLM
+    sent = shareable(ordered)  # sensitive memories never reach an LLM
     llm = get_llm()
-    if not llm.available or not shareable:
+    if not llm.available or not sent:
         return ""
-    kept = {m.pk for m in shareable}
-    context = tell(shareable, [e for e in edges if e.source_id in kept and e.target_id in kept])
+    kept = {m.pk for m in sent}
+    context = tell(sent, [e for e in edges if e.source_id in kept and e.target_id in kept])
     try:
         answer = llm.complete_json(system=SYSTEM, user=f"Question: {question}\n\n{context}", schema=Narrative)
     except ProviderError as exc:
