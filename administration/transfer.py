@@ -51,7 +51,13 @@ from memory.models import (
     Relation,
 )
 from memory.providers import get_embedder
-from memory.visibility import SENSITIVE_MASK, memory_mask
+from memory.visibility import (
+    SENSITIVE_MASK,
+    edge_rationale,
+    interaction_mask,
+    mask_interaction,
+    mask_memory_snapshot,
+)
 
 FORMAT_VERSION = 1
 EXPORTED = ("session", "interaction", "memory", "entity", "mention", "edge")  # in dependency order
@@ -103,15 +109,15 @@ def _moment(value: datetime | None) -> str | None:
 
 
 def export_rows(access: Access, session: AgentSession | None = None) -> Iterator[dict]:
-    """The export of the project (or one session of it) as the reader may see it, row by row."""
+    """The export of the project (or one session of it) as the reader may see it, row by row: every row
+    that could quote a sensitive memory passes through the visibility rule (memory/visibility.py)."""
     project = access.project
     scope = Q(project=project) if session is None else Q(session=session)
     memories = list(Memory.objects.filter(scope).exclude(status=MemoryStatus.FORGOTTEN)
                     .prefetch_related("sources").order_by("id"))
     kept = {m.pk for m in memories}
-    masks = {m.pk: memory_mask(exists=True, status=m.status, sensitive=m.sensitive,
-                               show_sensitive=access.may_see_sensitive) for m in memories}
-    hidden_sources = {i.pk for m in memories if masks[m.pk] for i in m.sources.all()}
+    hidden = set() if access.may_see_sensitive else {m.pk for m in memories if m.sensitive}
+    hidden_sources = {i.pk for m in memories if m.pk in hidden for i in m.sources.all()}
     forgotten_only = set(Interaction.objects.filter(scope, memories__status=MemoryStatus.FORGOTTEN)
                          .exclude(memories__status__in=[s for s in MemoryStatus.values if s != "forgotten"])
                          .values_list("id", flat=True))
@@ -122,20 +128,20 @@ def export_rows(access: Access, session: AgentSession | None = None) -> Iterator
         yield {"type": "session", "id": s.pk, "external_id": s.external_id, "title": s.title, "task": s.task,
                "metadata": s.metadata, "created_at": _moment(s.created_at)}
     for i in Interaction.objects.filter(scope).exclude(pk__any_of=forgotten_only).order_by("id"):
-        masked = i.pk in hidden_sources
-        yield {"type": "interaction", "id": i.pk, "session": i.session_id, "kind": i.kind,
-               "content": SENSITIVE_MASK if masked else i.content, "metadata": {} if masked else i.metadata,
-               "occurred_at": _moment(i.occurred_at), "idempotency_key": i.idempotency_key, "status": i.status,
-               "scores": i.scores, "reason": i.reason}
+        mask = None if access.may_see_sensitive else interaction_mask(i.pk, i.status, hidden_sources)
+        row = {"type": "interaction", "id": i.pk, "session": i.session_id, "kind": i.kind, "content": i.content,
+               "metadata": i.metadata, "occurred_at": _moment(i.occurred_at), "idempotency_key": i.idempotency_key,
+               "status": i.status, "scores": i.scores, "reason": i.reason}
+        yield mask_interaction(row, mask)
     for m in memories:
-        mask = masks[m.pk]
-        yield {"type": "memory", "id": m.pk, "session": m.session_id, "content": mask or m.content, "kind": m.kind,
-               "dimensions": {} if mask else m.dimensions, "importance": m.importance, "relevance": m.relevance,
+        row = {"type": "memory", "id": m.pk, "session": m.session_id, "content": m.content, "kind": m.kind,
+               "dimensions": m.dimensions, "importance": m.importance, "relevance": m.relevance,
                "novelty": m.novelty, "status": m.status, "sensitive": m.sensitive,
                "occurred_at": _moment(m.occurred_at), "sources": sorted(i.pk for i in m.sources.all())}
+        yield mask_memory_snapshot(row) if m.pk in hidden else row
     mentions = list(EntityMention.objects.filter(memory_id__any_of=kept).order_by("id"))
-    hidden_names = {mention.entity_id for mention in mentions if masks[mention.memory_id]}
-    shown_names = {mention.entity_id for mention in mentions if not masks[mention.memory_id]}
+    hidden_names = {mention.entity_id for mention in mentions if mention.memory_id in hidden}
+    shown_names = {mention.entity_id for mention in mentions if mention.memory_id not in hidden}
     for e in Entity.objects.filter(pk__any_of={m.entity_id for m in mentions}).order_by("id"):
         masked = e.pk in hidden_names - shown_names  # named only in what the reader may not see
         yield {"type": "entity", "id": e.pk, "name": SENSITIVE_MASK if masked else e.name,
@@ -143,11 +149,12 @@ def export_rows(access: Access, session: AgentSession | None = None) -> Iterator
                "aliases": [] if masked else e.aliases, "evidence": [] if masked else e.evidence}
     for mention in mentions:
         yield {"type": "mention", "id": mention.pk, "memory": mention.memory_id, "entity": mention.entity_id,
-               "surface": SENSITIVE_MASK if masks[mention.memory_id] else mention.surface}
+               "surface": SENSITIVE_MASK if mention.memory_id in hidden else mention.surface}
     for e in Edge.objects.filter(source_id__any_of=kept, target_id__any_of=kept).order_by("id"):
         yield {"type": "edge", "id": e.pk, "session": e.session_id, "source": e.source_id, "target": e.target_id,
                "relation": e.relation, "weight": e.weight, "confidence": e.confidence, "origin": e.origin,
-               "status": e.status, "needs_review": e.needs_review, "rationale": e.rationale}
+               "status": e.status, "needs_review": e.needs_review,
+               "rationale": edge_rationale(e.rationale, e.source_id, e.target_id, hidden)}
 
 
 def export_jsonl(rows: Iterable[dict]) -> Iterator[str]:

@@ -132,12 +132,15 @@ def interaction_mask(interaction_id: int, status: str, sensitive_ids: set[int] |
 
 
 def mask_interaction(data: dict[str, Any], mask: str | None) -> dict[str, Any]:
-    """A masked interaction keeps no text of its own: its content, metadata, and the reasons a failure
-    recorded (an error's first line may quote a value; the failed stages' names stay)."""
+    """A masked interaction keeps no text of its own: its content, metadata, what an LLM judge read in it
+    (its scores keep their numbers only), and the reasons a failure recorded (an error's first line may
+    quote a value; the failed stages' names stay)."""
     if mask is None:
         return data
     return {**data, **({"content": mask} if "content" in data else {}),
             **({"metadata": {}} if "metadata" in data else {}),
+            **({"scores": {k: v for k, v in data["scores"].items() if isinstance(v, int | float)}}
+               if isinstance(data.get("scores"), dict) else {}),
             **({"error": mask} if data.get("error") else {}),
             **({"stage_errors": {stage: mask for stage in data["stage_errors"]}}
                if isinstance(data.get("stage_errors"), dict) else {})}
