@@ -15,6 +15,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from memory.engine.changelog import change_record
+from memory.engine.marks import EDITABLE, memory_edit, memory_restore
 from memory.engine.operations import Op
 from memory.engine.snapshots import EDGE_FIELDS, edge_snapshot, memory_snapshot
 from memory.engine.supersede import replaced_status_follow
@@ -178,16 +179,11 @@ def memory_update(*, project: Project, actor: str, memory_id: int, sensitive: bo
         raise ValidationFailed(f"Unknown kind {kind!r}.", {"kind": [f"use one of {', '.join(MemoryKind.values)}"]})
     with transaction.atomic():
         memory = _memory(project, memory_id)
-        before = memory_snapshot(memory)
         (name, value), = given.items()
-        setattr(memory, name, value)
-        memory.save(update_fields=[name, "updated_at"])
-        change = change_record(project=project, session=memory.session, actor=actor, op=Op.MEMORY_UPDATED,
-                               object_type="memory", object_id=memory.pk, before=before,
-                               after=memory_snapshot(memory))
+        changes = memory_edit(memory, actor=actor, name=name, value=value)  # a mark reaches its summaries
         kind_of_act = {"sensitive": ActKind.MEMORY_SENSITIVE, "status": ActKind.MEMORY_STATUS,
                        "kind": ActKind.MEMORY_KIND}[name]
-        return Outcome(act_record(project, memory.session, actor, kind_of_act, memory, reason, [change]), memory)
+        return Outcome(act_record(project, memory.session, actor, kind_of_act, memory, reason, changes), memory)
 
 
 def act_undo(*, project: Project, actor: str, act_id: int, reason: str = "") -> Outcome:
@@ -213,6 +209,9 @@ def act_undo(*, project: Project, actor: str, act_id: int, reason: str = "") -> 
         if change is None:
             raise CurationConflict(f"Act {act_id} recorded no change to undo.")
         restored, changes = _UNDO[change.op](project, actor, change)
+        if change.op == Op.MEMORY_UPDATED:  # the summaries a mark reached are put back with it
+            for derived in act.changes.filter(op=Op.MEMORY_UPDATED).exclude(pk=change.pk).order_by("id"):
+                changes += _undo_memory_update(project, actor, derived)[1]
         gone = changes[0].op == Op.EDGE_DELETED
         return Outcome(act_record(project, act.session, actor, ActKind.UNDO, restored, reason, changes, undoes=act),
                        None if gone else restored)
@@ -261,16 +260,9 @@ def _undo_edge_deleted(project: Project, actor: str, change: GraphChange) -> tup
 
 def _undo_memory_update(project: Project, actor: str, change: GraphChange) -> tuple[Memory, list[GraphChange]]:
     memory = _memory(project, change.object_id)
-    fields = ("sensitive", "status", "kind")
-    _unchanged_since(change, memory_snapshot(memory), fields)
-    before = memory_snapshot(memory)
-    changed = [f for f in fields if change.before.get(f) != change.after.get(f)]
-    for name in changed:
-        setattr(memory, name, change.before[name])
-    memory.save(update_fields=[*changed, "updated_at"])
-    return memory, [change_record(project=project, session=memory.session, actor=actor, op=Op.MEMORY_UPDATED,
-                                  object_type="memory", object_id=memory.pk, before=before,
-                                  after=memory_snapshot(memory))]
+    _unchanged_since(change, memory_snapshot(memory), EDITABLE)
+    changed = {f: change.before[f] for f in EDITABLE if change.before.get(f) != change.after.get(f)}
+    return memory, [memory_restore(memory, actor=actor, before=changed)]
 
 
 _UNDO = {Op.EDGE_UPDATED: _undo_edge_update, Op.EDGE_CREATED: _undo_edge_created, Op.EDGE_DELETED: _undo_edge_deleted,
