@@ -78,9 +78,11 @@ class InteractionListAcceptApi(APIView):
         summary="Send one interaction or a batch ({\"interactions\": [...]})",
     )
     def post(self, request, project_slug: str, session_id: int):
-        session = session_for(project_for(request, project_slug, min_role=Role.CURATOR), session_id)
+        access = request_access(request, project_slug, min_role=Role.CURATOR)
+        session = session_for(access.project, session_id)
         items = _interaction_inputs(request)
-        accepted = interactions_accept(session=session, items=items, actor=actor_of(request))
+        accepted = interactions_accept(session=session, items=items, actor=actor_of(request),
+                                       may_see_sensitive=access.may_see_sensitive)
         wait = request.query_params.get("wait", "").lower() in TRUE
         if wait:
             for entry in accepted:

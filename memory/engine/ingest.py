@@ -22,6 +22,7 @@ from .. import metrics
 from ..conf import memory_settings
 from ..errors import IdempotencyConflict, ValidationFailed
 from ..models import AgentSession, Interaction, InteractionKind
+from ..visibility import sensitive_interaction_ids
 from .changelog import change_record
 from .operations import Op
 from .snapshots import interaction_snapshot
@@ -80,15 +81,20 @@ def interaction_input_check(item: InteractionInput) -> None:
         raise ValidationFailed(f"content is {size} bytes; the limit is {memory_settings.MAX_CONTENT_BYTES}")
 
 
-def interactions_accept(*, session: AgentSession, items: list[InteractionInput], actor: str) -> list[Accepted]:
-    """Persist a batch atomically (all or nothing) and schedule its processing."""
+def interactions_accept(*, session: AgentSession, items: list[InteractionInput], actor: str,
+                        may_see_sensitive: bool = True) -> list[Accepted]:
+    """Persist a batch atomically (all or nothing) and schedule its processing.
+
+    `may_see_sensitive`: whether the caller may read sensitive content. One who may not learns nothing
+    about a sensitive interaction from its idempotency key: `_replayed` answers alike whatever is sent."""
     if len(items) > memory_settings.MAX_BATCH:
         raise ValidationFailed(f"batch of {len(items)} exceeds the limit of {memory_settings.MAX_BATCH}")
     for item in items:
         interaction_input_check(item)
     _check_keys_unique(items)
     with transaction.atomic():
-        accepted = [_accept_one(session=session, item=item, actor=actor) for item in items]
+        accepted = [_accept_one(session=session, item=item, actor=actor, may_see_sensitive=may_see_sensitive)
+                    for item in items]
         AgentSession.objects.filter(pk=session.pk).update(last_activity_at=timezone.now())
         new_ids = [a.interaction.pk for a in accepted if a.created]
         if new_ids:
@@ -105,8 +111,19 @@ def _check_keys_unique(items: list[InteractionInput]) -> None:
         raise ValidationFailed(message, {"interactions": [message]})
 
 
-def _replayed(existing: Interaction, item: InteractionInput) -> Accepted:
-    """The stored interaction for a retried key, if the retry carries the same interaction."""
+def _replayed(existing: Interaction, item: InteractionInput, may_see_sensitive: bool) -> Accepted:
+    """The stored interaction for a retried key, if the retry carries the same interaction.
+
+    Comparing would be an oracle when the caller may not see the stored content (a sensitive memory was
+    made from it, or it repeated one): "duplicate" for a right guess, 409 for a wrong one. Such a key
+    is refused whatever comes with it; a new key stores the interaction anew (a repeat is attached to
+    its memory by the write path, nothing is lost)."""
+    if not may_see_sensitive and sensitive_interaction_ids([existing.pk]):
+        raise IdempotencyConflict(
+            f"idempotency key {item.idempotency_key!r} was already used for interaction {existing.pk}, whose "
+            "content you may not see; use a new key for a new interaction",
+            {"interaction_id": existing.pk, "idempotency_key": item.idempotency_key},
+        )
     differs = [name for name, same in (
         ("kind", existing.kind == item.kind), ("content", existing.content == item.content),
         ("metadata", existing.metadata == item.metadata),
@@ -121,11 +138,11 @@ def _replayed(existing: Interaction, item: InteractionInput) -> Accepted:
     return Accepted(existing, created=False)
 
 
-def _accept_one(*, session: AgentSession, item: InteractionInput, actor: str) -> Accepted:
+def _accept_one(*, session: AgentSession, item: InteractionInput, actor: str, may_see_sensitive: bool) -> Accepted:
     if item.idempotency_key:
         existing = Interaction.objects.filter(session=session, idempotency_key=item.idempotency_key).first()
         if existing:
-            return _replayed(existing, item)
+            return _replayed(existing, item, may_see_sensitive)
     try:
         with transaction.atomic():
             interaction = Interaction.objects.create(
@@ -138,7 +155,7 @@ def _accept_one(*, session: AgentSession, item: InteractionInput, actor: str) ->
         existing = Interaction.objects.filter(session=session, idempotency_key=item.idempotency_key).first()
         if existing is None:
             raise
-        return _replayed(existing, item)
+        return _replayed(existing, item, may_see_sensitive)
     change_record(
         project=session.project, session=session, actor=actor, op=Op.INTERACTION_RECEIVED,
         object_type="interaction", object_id=interaction.pk, after=interaction_snapshot(interaction),
