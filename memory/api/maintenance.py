@@ -190,7 +190,8 @@ class SummariseApi(APIView):
         data = valid_serializer(SummariseInput, request.data).validated_data
         report = summarise_run(project=project, actor=actor_of(request), memory_ids=data["memory_ids"] or None,
                                session_id=data["session_id"], entity=entity_ref(data["entity"]),
-                               use_llm=data["use_llm"], dry_run=data["dry_run"])
+                               use_llm=data["use_llm"], dry_run=data["dry_run"],
+                               may_see_sensitive=access.may_see_sensitive)
         body = report.to_json()
         summary = Memory.objects.filter(pk__in=report.ids.get("summary", [])).prefetch_related("sources").first()
         context = {"show_sensitive": access.may_see_sensitive}

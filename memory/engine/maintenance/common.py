@@ -101,13 +101,18 @@ def entity_ref(text: str | None) -> int | str | None:
     return text or None
 
 
-def entity_in(project: Project, entity: int | str | None) -> Entity | None:
-    """An entity of the project by id or by name (normalised like the extractor does, roughly)."""
+def entity_in(project: Project, entity: int | str | None, *, may_see_sensitive: bool = True) -> Entity | None:
+    """An entity of the project by id or by name (normalised like the extractor does, roughly).
+
+    For a caller who may not see sensitive content, an entity named only in sensitive memories is
+    unknown, with the same answer as one that does not exist."""
     if isinstance(entity, str):
         entity = entity_ref(entity)
     if entity is None:
         return None
     queryset = Entity.objects.filter(project=project)
+    if not may_see_sensitive:
+        queryset = queryset.filter(mentions__memory__sensitive=False).distinct()
     if isinstance(entity, int):
         found = queryset.filter(pk=entity).first() if 0 < entity <= MAX_ID else None
     else:
