@@ -9,6 +9,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -204,3 +205,85 @@ def test_symlinked_socket_folder_is_refused(tmp_path):
     sock.symlink_to(target)
     with pytest.raises(server.EmbeddedServerError, match="not a plain directory"):
         server._secure_socket_dir(sock)
+
+
+def _system_user_or_skip() -> pwd.struct_passwd:
+    """As root the database runs as `pgserver`; these checks are about that user's identity."""
+    if os.geteuid() != 0:
+        _skip("the database runs as a separate system user only when we are root; not root")
+    try:
+        return pwd.getpwnam(server.SYSTEM_USER)
+    except KeyError:
+        _skip(f"no user {server.SYSTEM_USER!r} yet (made on the first start as root)")
+
+
+def test_database_processes_run_with_the_system_users_own_group_only(monkeypatch):
+    """`user=` alone keeps root's group 0, whose bits then govern every root-owned folder."""
+    entry = _system_user_or_skip()
+    id_bin = shutil.which("id")
+    assert id_bin, "coreutils id is needed"
+    monkeypatch.setattr(server, "POSTGRES_BIN_PATH", Path(id_bin).parent)  # same helper as initdb/pg_ctl
+
+    def ids(flag: str) -> list[int]:
+        return [int(part) for part in server._pg("id", flag).stdout.split()]
+
+    assert ids("-u") == [entry.pw_uid]
+    assert ids("-g") == [entry.pw_gid]
+    assert ids("-G") == [entry.pw_gid]  # no supplementary groups, root's 0 least of all
+
+
+def _proc_ids(pid: int) -> dict[str, list[int]]:
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("Uid", "Gid", "Groups"):
+            fields[key] = [int(part) for part in value.split()]
+    return fields
+
+
+def test_fresh_server_starts_under_a_private_root_folder():
+    """A checkout in a `mktemp -d` folder (0700, root's) must initialise and start as root."""
+    entry = _system_user_or_skip()
+    top = Path(tempfile.mkdtemp(prefix="cw-private-"))
+    pgdata = top / "clone" / "var" / "pgdata"
+    try:
+        assert _mode(top) == 0o700 and os.lstat(top).st_uid == 0
+        start = _cli(pgdata, "start")
+        out = start.communicate(timeout=300)[0]
+        assert start.returncode == 0, out
+        assert server.is_running(pgdata)
+        # The folder opened only as far as needed: traverse for the server's user, no listing.
+        assert _mode(top) & 0o044 == 0
+        postmaster = int((pgdata / "postmaster.pid").read_text().split()[0])
+        ids = _proc_ids(postmaster)
+        assert set(ids["Uid"]) == {entry.pw_uid}
+        assert set(ids["Gid"]) == {entry.pw_gid} and ids["Groups"] == []
+        sock = server.socket_dir(pgdata)
+        with psycopg.connect(host=str(sock), user="postgres", dbname="contextweaver", autocommit=True) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            assert conn.execute("SELECT '[1,2]'::vector <-> '[1,3]'::vector").fetchone() == (1.0,)
+        stop = _cli(pgdata, "stop")
+        assert "stopped" in stop.communicate(timeout=120)[0] and stop.returncode == 0
+        assert not server.is_running(pgdata)
+    finally:
+        _throw_away(pgdata)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def test_parent_folder_in_the_servers_group_gets_group_traverse_only(monkeypatch):
+    """With the server in its own group, a folder of that group is governed by its group bits:
+    o+x would not let the server through, g+x does (and nothing is made listable)."""
+    entry = _system_user_or_skip()
+    top = Path(tempfile.mkdtemp(prefix="cw-group-"))
+    try:
+        os.chown(top, 0, entry.pw_gid)
+        top.chmod(0o700)
+        pgdata = top / "pgdata"
+        pgdata.mkdir()
+        server._prepare_for_system_user(pgdata)
+        assert _mode(top) == 0o710
+        monkeypatch.setattr(server, "POSTGRES_BIN_PATH", Path(shutil.which("ls")).parent)
+        assert server._pg("ls", "-d", str(pgdata), check=False).returncode == 0
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

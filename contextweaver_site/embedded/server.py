@@ -14,8 +14,12 @@ Rules, on purpose:
 - After a crash: postgres' own postmaster.pid check decides whether a server is running;
   `pg_ctl status` is the source of truth, never our leases.
 - As root: postgres refuses to run as root, so it runs as the system user `pgserver` (created
-  if missing). The data dir is chowned to it and its parent folders get o+x (traverse only,
-  no read) so that user can reach it.
+  if missing), with that user's own primary group and no supplementary groups: `user=` alone
+  would keep root's group 0, so root's group bits (not the "other" ones) would decide what the
+  server can reach, and it would hold root's group for nothing. The data dir is chowned to it
+  and each parent folder gets the execute bit (traverse only, no read) of the class that applies
+  to that user: owner if it owns the folder, group if the folder is in its group, else other
+  (o+x; e.g. a checkout under /root or a `mktemp -d` folder, both 0700 and root's).
 - Private socket: the cluster uses trust authentication, so whoever can open the unix socket is
   the `postgres` superuser. The socket file is 0700, and so is its folder: the data dir (0700
   from initdb) or, for long data dir paths, `/tmp/cw-pg-<hash>`, which must belong to the user
@@ -72,15 +76,20 @@ def socket_dir(pgdata: Path | None = None) -> Path:
     return Path("/tmp") / f"cw-pg-{digest}"
 
 
-def _run_as() -> str | None:
-    return SYSTEM_USER if os.geteuid() == 0 else None
+def _run_as() -> dict:
+    """subprocess arguments that drop root to the system user: its uid, its own primary group
+    and no supplementary groups (`user=` alone keeps root's gid 0 and groups). Empty unless root."""
+    if os.geteuid() != 0:
+        return {}
+    uid, gid = _server_owner()
+    return {"user": uid, "group": gid, "extra_groups": []}
 
 
 def _pg(binary: str, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run a PostgreSQL binary, as the unprivileged system user when we are root."""
     return subprocess.run(
         [str(POSTGRES_BIN_PATH / binary), *args],
-        user=_run_as(),
+        **_run_as(),
         check=check,
         timeout=timeout,
         stdin=subprocess.DEVNULL,
@@ -160,6 +169,20 @@ def _user_name(uid: int) -> str:
         return f"uid {uid}"
 
 
+def _traverse_bit(info: os.stat_result, uid: int, gid: int) -> int:
+    """The execute bit that governs whether `uid` (in group `gid` only) may traverse a folder.
+
+    Exactly one permission class applies to a process: owner if it owns the file, else group if
+    it is in the file's group, else other. Setting o+x on a folder of the server's own group would
+    not help it (the group bits win), hence the three cases.
+    """
+    if info.st_uid == uid:
+        return stat.S_IXUSR
+    if info.st_gid == gid:
+        return stat.S_IXGRP
+    return stat.S_IXOTH
+
+
 def _prepare_for_system_user(pgdata: Path) -> None:
     """As root: create the system user and let it reach and own what it needs."""
     if os.geteuid() != 0:
@@ -170,9 +193,10 @@ def _prepare_for_system_user(pgdata: Path) -> None:
         subprocess.run(["useradd", "--system", "--no-create-home", SYSTEM_USER], check=True)
         entry = pwd.getpwnam(SYSTEM_USER)
     for folder in [*pgdata.parents, *POSTGRES_BIN_PATH.parents]:
-        mode = folder.stat().st_mode
-        if not mode & 0o001:
-            folder.chmod(mode | 0o001)
+        info = folder.stat()
+        bit = _traverse_bit(info, entry.pw_uid, entry.pw_gid)
+        if not info.st_mode & bit:
+            folder.chmod(stat.S_IMODE(info.st_mode) | bit)
     os.chown(pgdata, entry.pw_uid, entry.pw_gid)
 
 
