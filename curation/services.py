@@ -12,17 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
-from memory.engine.changelog import change_record
-from memory.engine.marks import EDITABLE, memory_edit, memory_restore
+from memory.engine.edits.edges import DECIDED_FIELDS, edge_add, edge_remove, edge_restore, edge_set
+from memory.engine.edits.memories import EDITABLE, memory_edit, memory_restore
 from memory.engine.operations import Op
-from memory.engine.snapshots import EDGE_FIELDS, edge_snapshot, memory_snapshot
-from memory.engine.supersede import replaced_status_follow
-from memory.errors import MemoryEngineError, NotFoundError, ValidationFailed
+from memory.engine.snapshots import edge_snapshot, memory_snapshot
+from memory.errors import EditConflict, NotFoundError, ValidationFailed
 from memory.models import (
     Edge,
-    EdgeOrigin,
     EdgeStatus,
     Entity,
     GraphChange,
@@ -43,9 +41,7 @@ DECISIONS = (EdgeStatus.APPROVED, EdgeStatus.REJECTED)  # what a person sets an 
 REASON_MAX = 500
 
 
-class CurationConflict(MemoryEngineError):
-    status_code = 409
-    code = "conflict"
+CurationConflict = EditConflict  # a person's act that cannot apply as asked (409)
 
 
 @dataclass(frozen=True)
@@ -55,7 +51,7 @@ class Outcome:
 
 
 def _edge(project: Project, edge_id: int) -> Edge:
-    edge = Edge.objects.select_for_update(of=("self",)).select_related("session").filter(
+    edge = Edge.objects.select_for_update(of=("self",)).select_related("session", "project").filter(
         project=project, pk=edge_id).first()
     if edge is None:
         raise NotFoundError(f"No edge {edge_id} in project {project.slug!r}.")
@@ -63,7 +59,7 @@ def _edge(project: Project, edge_id: int) -> Edge:
 
 
 def _memory(project: Project, memory_id: int) -> Memory:
-    memory = Memory.objects.select_for_update(of=("self",)).select_related("session").filter(
+    memory = Memory.objects.select_for_update(of=("self",)).select_related("session", "project").filter(
         project=project, pk=memory_id).exclude(status=MemoryStatus.FORGOTTEN).first()
     if memory is None:
         raise NotFoundError(f"No memory {memory_id} in project {project.slug!r}.")
@@ -100,23 +96,12 @@ def edge_update(*, project: Project, actor: str, edge_id: int, status: str | Non
         raise ValidationFailed(f"Unknown status {status!r}.", {"status": ["approved or rejected"]})
     with transaction.atomic():
         edge = _edge(project, edge_id)
-        before = edge_snapshot(edge)
         kind = ActKind.EDGE_RELABEL if relation not in (None, edge.relation) else (
             ActKind.EDGE_APPROVE if status == EdgeStatus.APPROVED else ActKind.EDGE_REJECT)
-        if relation is not None:
-            edge.relation = _relation(relation)
-        edge.status = status or (EdgeStatus.APPROVED if kind == ActKind.EDGE_RELABEL else edge.status)
-        edge.needs_review = False
-        try:
-            with transaction.atomic():
-                edge.save(update_fields=["relation", "status", "needs_review", "updated_at"])
-        except IntegrityError as exc:
-            raise CurationConflict(f"Edge {edge.source_id} → {edge.target_id} already has a {relation} edge.",
-                                   {"relation": relation}) from exc
-        change = change_record(project=project, session=edge.session, actor=actor, op=Op.EDGE_UPDATED,
-                               object_type="edge", object_id=edge.pk, before=before, after=edge_snapshot(edge))
-        follows = _replaced_follow(before, edge_snapshot(edge), actor)
-        return Outcome(act_record(project, edge.session, actor, kind, edge, reason, [change, *follows]), edge)
+        changes = edge_set(edge, actor=actor, relation=edge.relation if relation is None else _relation(relation),
+                           status=status or (EdgeStatus.APPROVED if kind == ActKind.EDGE_RELABEL else edge.status),
+                           needs_review=False)
+        return Outcome(act_record(project, edge.session, actor, kind, edge, reason, changes), edge)
 
 
 def edge_draw(*, project: Project, actor: str, source_id: int, target_id: int, relation: str,
@@ -127,17 +112,9 @@ def edge_draw(*, project: Project, actor: str, source_id: int, target_id: int, r
         raise ValidationFailed("An edge joins two different memories.", {"target_id": ["not the source"]})
     with transaction.atomic():
         source, target = _memory(project, source_id), _memory(project, target_id)
-        if Edge.objects.filter(source=source, target=target, relation=relation).exists():
-            raise CurationConflict(f"Memory {source_id} already has a {relation} edge to {target_id}.",
-                                   {"relation": relation})
-        edge = Edge.objects.create(project=project, session=target.session, source=source, target=target,
-                                   relation=relation, confidence=1.0, origin=EdgeOrigin.HUMAN,
-                                   status=EdgeStatus.APPROVED, rationale=reason[:REASON_MAX])
-        change = change_record(project=project, session=target.session, actor=actor, op=Op.EDGE_CREATED,
-                               object_type="edge", object_id=edge.pk, after=edge_snapshot(edge))
-        follows = _replaced_follow(None, edge_snapshot(edge), actor)
-        return Outcome(act_record(project, target.session, actor, ActKind.EDGE_DRAW, edge, reason,
-                                  [change, *follows]), edge)
+        edge, changes = edge_add(project, actor=actor, source=source, target=target, relation=relation,
+                                 rationale=reason[:REASON_MAX])
+        return Outcome(act_record(project, target.session, actor, ActKind.EDGE_DRAW, edge, reason, changes), edge)
 
 
 def edge_delete(*, project: Project, actor: str, edge_id: int, reason: str = "") -> Outcome:
@@ -145,22 +122,9 @@ def edge_delete(*, project: Project, actor: str, edge_id: int, reason: str = "")
     reject it instead."""
     with transaction.atomic():
         edge = _edge(project, edge_id)
-        before, session = edge_snapshot(edge), edge.session
-        edge.delete()
-        edge.pk = before["id"]
-        change = change_record(project=project, session=session, actor=actor, op=Op.EDGE_DELETED,
-                               object_type="edge", object_id=before["id"], before=before)
-        follows = _replaced_follow(before, None, actor)
-        return Outcome(act_record(project, session, actor, ActKind.EDGE_DELETE, edge, reason, [change, *follows]),
-                       None)
-
-
-def _replaced_follow(before: dict | None, after: dict | None, actor: str) -> list[GraphChange]:
-    """A supersedes edge decided by a person carries its memory's status with it (engine rule)."""
-    edge = after or before or {}
-    if Relation.SUPERSEDES not in ((before or {}).get("relation"), (after or {}).get("relation")):
-        return []
-    return replaced_status_follow(memory_id=edge["source_id"], actor=actor)
+        session = edge.session
+        changes = edge_remove(edge, actor=actor)
+        return Outcome(act_record(project, session, actor, ActKind.EDGE_DELETE, edge, reason, changes), None)
 
 
 def memory_update(*, project: Project, actor: str, memory_id: int, sensitive: bool | None = None,
@@ -226,36 +190,17 @@ def _unchanged_since(change: GraphChange, current: dict[str, Any], fields: tuple
 
 def _undo_edge_update(project: Project, actor: str, change: GraphChange) -> tuple[Edge, list[GraphChange]]:
     edge = _edge(project, change.object_id)
-    _unchanged_since(change, edge_snapshot(edge), ("relation", "status", "needs_review"))
-    before = edge_snapshot(edge)
-    for name in ("relation", "status", "needs_review"):
-        setattr(edge, name, change.before[name])
-    edge.save(update_fields=["relation", "status", "needs_review", "updated_at"])
-    change = change_record(project=project, session=edge.session, actor=actor, op=Op.EDGE_UPDATED,
-                           object_type="edge", object_id=edge.pk, before=before, after=edge_snapshot(edge))
-    return edge, [change, *_replaced_follow(before, edge_snapshot(edge), actor)]
+    _unchanged_since(change, edge_snapshot(edge), DECIDED_FIELDS)
+    return edge, edge_set(edge, actor=actor, **{name: change.before[name] for name in DECIDED_FIELDS})
 
 
 def _undo_edge_created(project: Project, actor: str, change: GraphChange) -> tuple[Edge, list[GraphChange]]:
     edge = _edge(project, change.object_id)
-    before, session = edge_snapshot(edge), edge.session
-    edge.delete()
-    edge.pk = before["id"]
-    change = change_record(project=project, session=session, actor=actor, op=Op.EDGE_DELETED,
-                           object_type="edge", object_id=before["id"], before=before)
-    return edge, [change, *_replaced_follow(before, None, actor)]
+    return edge, edge_remove(edge, actor=actor)
 
 
 def _undo_edge_deleted(project: Project, actor: str, change: GraphChange) -> tuple[Edge, list[GraphChange]]:
-    old = change.before
-    ends = Memory.objects.filter(project=project, pk__in=[old["source_id"], old["target_id"]]).exclude(
-        status=MemoryStatus.FORGOTTEN).count()
-    if ends != 2 or Edge.objects.filter(pk=old["id"]).exists():
-        raise CurationConflict(f"Edge {old['id']} cannot come back: one of its memories is gone, or it exists.")
-    edge = Edge.objects.create(project=project, pk=old["id"], **{f: old[f] for f in EDGE_FIELDS if f != "id"})
-    change = change_record(project=project, session=edge.session, actor=actor, op=Op.EDGE_CREATED,
-                           object_type="edge", object_id=edge.pk, after=edge_snapshot(edge))
-    return edge, [change, *_replaced_follow(None, edge_snapshot(edge), actor)]
+    return edge_restore(project, actor=actor, snapshot=change.before)
 
 
 def _undo_memory_update(project: Project, actor: str, change: GraphChange) -> tuple[Memory, list[GraphChange]]:

@@ -58,6 +58,13 @@ class NotRetryable(MemoryEngineError):
     code = "not_retryable"
 
 
+class EditConflict(MemoryEngineError):
+    """A person's edit cannot apply as asked: the graph changed since, or the edit would duplicate a row."""
+
+    status_code = 409
+    code = "conflict"
+
+
 class IdempotencyConflict(MemoryEngineError):
     """An idempotency key came back with different content: answering "duplicate" would drop it."""
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import Edge, GraphChange, Memory, MemoryStatus, Relation
-from .changelog import change_record
-from .operations import Op
-from .snapshots import memory_snapshot
+from ...models import Edge, GraphChange, Memory, MemoryStatus, Relation
+from ..changelog import change_record
+from ..operations import Op
+from ..snapshots import memory_snapshot
 
 EDITABLE = ("sensitive", "status", "kind")
 MAX_DERIVED_DEPTH = 8  # summaries of summaries; deeper chains are not made by the summariser
