@@ -3,7 +3,9 @@
 /healthz answers "the process is alive" and nothing else, so it is open (like /favicon.ico): a probe
 needs no secret and learns nothing. /readyz and /metrics describe the deployment (queue depth, lag),
 so they need the monitoring token (`Authorization: Bearer $CW_MONITORING_TOKEN`) or a logged-in
-superuser; project tokens are agents' keys and are not accepted here.
+superuser; project tokens are agents' keys and are not accepted here. A wrong bearer token counts in
+the API's failed-token throttle (per address): over its rate the answer is a 429, not a 401, while the
+right token is still accepted from that address.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 
+from memory.api.throttles import AuthFailureThrottle, failures_message
 from memory.health import readiness
 from memory.metrics import DatabaseCollector
 
@@ -29,6 +32,11 @@ def _refused(request: HttpRequest) -> JsonResponse | None:
         expected = settings.MONITORING_TOKEN
         if expected and secrets.compare_digest(credential.strip().encode(), expected.encode()):
             return None
+        wait = AuthFailureThrottle(request).failed()
+        if wait is not None:
+            response = _error(429, "throttled", failures_message(wait))
+            response["Retry-After"] = str(wait)
+            return response
         return _error(401, "not_authenticated", "This bearer token is not the monitoring token (CW_MONITORING_TOKEN).")
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:

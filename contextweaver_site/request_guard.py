@@ -8,11 +8,13 @@ Here, before and while the body streams in:
 - a body over MAX_REQUEST_BODY_BYTES (declared or counted) is a JSON 413 naming the limit;
 - a body over ANONYMOUS_BODY_BYTES needs credentials that hold (a live API token, or a session of
   a logged-in user), checked from the headers before a byte is read; otherwise 401 on the API
-  (413 on pages). Small bodies go on to Django, where DRF authenticates and throttles as usual;
+  (413 on pages). A token that fails counts in the failed-token throttle (AuthFailureThrottle, the
+  same count as the API's), and from an address over its rate it is a 429. Small bodies go on to
+  Django, where DRF authenticates and throttles as usual;
 - a body that has not fully arrived within REQUEST_BODY_TIMEOUT seconds is a 408.
 
-A token verified here is handed to ProjectTokenAuthentication through the scope, so it is looked up
-once per request.
+A token checked here is handed to ProjectTokenAuthentication through the scope, so it is looked up
+(and a failure counted) once per request.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ RETRY_AFTER_SECONDS = 5
 DATABASE_UNAVAILABLE = ("The database is unavailable. A write is stored whole or not at all (the connection may "
                         "have broken after its commit): retry the same request, with the same idempotency key, in "
                         f"{RETRY_AFTER_SECONDS} seconds.")
-TOKEN_SCOPE_KEY = "cw.token"  # (raw token, ApiToken) verified by the guard
+TOKEN_SCOPE_KEY = "cw.token"  # (raw token, ApiToken, or None: it failed and was counted) checked by the guard
 
 
 class RequestGuard:
@@ -56,10 +58,13 @@ class RequestGuard:
             return
         if declared is None or declared > settings.ANONYMOUS_BODY_BYTES:
             try:
-                holds = await _credentials_hold(scope, headers)
+                holds, wait = await _credentials_hold(scope, headers)
             except (DatabaseError, InterfaceError):  # the database is down: the same answer the API gives then
                 await respond(send, 503, "database_unavailable", DATABASE_UNAVAILABLE,
                               extra_headers=[(b"retry-after", str(RETRY_AFTER_SECONDS).encode())])
+                return
+            if wait is not None:  # a wrong token from an address over the failure rate
+                await _refuse_failures(send, wait)
                 return
             if not holds:
                 limit = settings.ANONYMOUS_BODY_BYTES
@@ -149,6 +154,12 @@ async def _refuse_anonymous(send, *, api: bool) -> None:
         await respond(send, 413, "too_large", f"Without a login, a request body may be at most {limit} bytes.")
 
 
+async def _refuse_failures(send, wait: int) -> None:
+    from memory.api.throttles import failures_message
+
+    await respond(send, 429, "throttled", failures_message(wait), extra_headers=[(b"retry-after", str(wait).encode())])
+
+
 def _content_length(headers: dict[bytes, bytes]) -> int | None:
     """The declared body size; None when the body is chunked (size unknown until it has arrived)."""
     raw = headers.get(b"content-length")
@@ -160,21 +171,36 @@ def _content_length(headers: dict[bytes, bytes]) -> int | None:
         return None
 
 
-async def _credentials_hold(scope: dict, headers: dict[bytes, bytes]) -> bool:
+async def _credentials_hold(scope: dict, headers: dict[bytes, bytes]) -> tuple[bool, int | None]:
+    """Whether the credentials hold; with a wrong token from an address over the failure rate, also
+    the seconds it must wait (a 429)."""
     authorization = headers.get(b"authorization", b"").decode("latin-1").split()
     if len(authorization) == 2 and authorization[0].lower() in ("bearer", "token"):
-        token = await database_sync_to_async(_token)(authorization[1])
-        if token is not None:
-            scope[TOKEN_SCOPE_KEY] = (authorization[1], token)
-        return token is not None
+        client = scope.get("client")
+        token, wait = await database_sync_to_async(_token_check)(
+            authorization[1], client[0] if client else None, _forwarded_for(scope))
+        scope[TOKEN_SCOPE_KEY] = (authorization[1], token)
+        return token is not None, wait
     session_key = _cookie(headers, settings.SESSION_COOKIE_NAME)
-    return bool(session_key) and await database_sync_to_async(_session_has_user)(session_key)
+    return bool(session_key) and await database_sync_to_async(_session_has_user)(session_key), None
 
 
-def _token(raw: str):
+def _token_check(raw: str, remote_addr: str | None, forwarded_for: str | None):
+    """(the token, None) when it checks out; else (None, seconds to wait or None), the failure counted
+    per address as the API counts it (the token first: a good one is accepted from any address)."""
+    from memory.api.throttles import AuthFailureThrottle
     from memory.engine.projects import token_resolve
 
-    return token_resolve(raw)
+    token = token_resolve(raw)
+    if token is not None:
+        return token, None
+    return None, AuthFailureThrottle.for_address(remote_addr, forwarded_for).failed()
+
+
+def _forwarded_for(scope: dict) -> str | None:
+    """X-Forwarded-For as Django's request.headers gives it (repeated headers joined by commas)."""
+    values = [value.decode("latin-1") for name, value in scope["headers"] if name.lower() == b"x-forwarded-for"]
+    return ",".join(values) if values else None
 
 
 def _session_has_user(session_key: str) -> bool:

@@ -5,10 +5,17 @@ Rates come from REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] (settings: CW_THROTTLE_
 request rather than at import as DRF's SimpleRateThrottle does, so a changed setting applies at once.
 Counts live in Django's cache: per process with the default local-memory cache, shared by every
 process once REDIS_URL is set (settings).
+
+The client address is DRF's get_ident under REST_FRAMEWORK["NUM_PROXIES"] (CW_NUM_PROXIES, default 0:
+REMOTE_ADDR, never a client's own X-Forwarded-For, which would let each guess name a new address).
 """
 
 from __future__ import annotations
 
+import math
+from types import SimpleNamespace
+
+from rest_framework.exceptions import Throttled
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
@@ -42,11 +49,23 @@ class PersonRateThrottle(_SettingsRate):
         return self.cache_format % {"scope": self.scope, "ident": request.user.pk}
 
 
-class AuthFailureThrottle(_SettingsRate):
-    """Failed token checks per client address: guessing tokens is slowed down to the rate.
+FAILURES_MESSAGE = "Too many failed token checks from this address."
 
-    Unlike the other throttles it counts only failures, so its two halves are called separately by
-    the token authentication: `wait_seconds` before checking a token, `record` after one failed.
+
+def failures_message(wait: int) -> str:
+    """The 429's message, worded as DRF words it for the API's Throttled."""
+    return str(Throttled(wait, detail=FAILURES_MESSAGE).detail)
+
+
+class AuthFailureThrottle(_SettingsRate):
+    """Failed token checks per client address: once an address is over the rate, each token from it
+    that does not check out is a 429 instead of a 401 until the window passes.
+
+    Unlike the other throttles it counts only failures: the token is checked first, and only a token
+    that failed comes here (`failed`). A token that checks out is accepted whatever its address did,
+    so one misconfigured agent (or a guesser behind the same proxy or NAT) does not lock out every
+    agent there. Used by the API's token authentication, the request guard (large bodies, before
+    Django reads them) and the monitoring endpoints (/readyz, /metrics), all with one count.
     """
 
     scope = "auth_failure"
@@ -69,3 +88,19 @@ class AuthFailureThrottle(_SettingsRate):
         if self.rate is not None:
             self.history.insert(0, self.now)
             self.cache.set(self.key, self.history, self.duration)
+
+    def failed(self) -> int | None:
+        """A token from this address did not check out: the seconds to send as Retry-After with a 429
+        when the address is over the rate (not counted again), else None after counting it (a 401)."""
+        wait = self.wait_seconds()
+        if wait is None:
+            self.record()
+            return None
+        return max(1, math.ceil(wait))
+
+    @classmethod
+    def for_address(cls, remote_addr: str | None, forwarded_for: str | None) -> AuthFailureThrottle:
+        """The count of a request known only by its ASGI scope (the request guard): the same address,
+        and so the same cache key, as DRF's get_ident gives the request once Django has it."""
+        headers = {} if forwarded_for is None else {"x-forwarded-for": forwarded_for}
+        return cls(SimpleNamespace(headers=headers, META={"REMOTE_ADDR": remote_addr}))
