@@ -5,6 +5,10 @@ new one; it is echoed in the answer. Ingest passes it to the job it defers (memo
 the worker binds it while the job runs (memory/tasks.py), so one grep follows an interaction from the
 request that brought it to the worker that processed it. `CW_LOG_FORMAT=json` writes each line as one
 JSON object (for log shippers); the default is text.
+
+Access log lines (uvicorn's, and the development servers') keep the query's keys but not their values
+(`/p/x/recalls/?q=...&page=2`): a search's text (`?q=`) is the user's words, not something to keep in logs at
+INFO (PrivateQueryFilter; settings.LOGGING routes those loggers through it).
 """
 
 from __future__ import annotations
@@ -75,6 +79,48 @@ class RequestIdFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = current() or "-"
+        return True
+
+
+# Query keys whose values say nothing about the user's words (page numbers, ids): kept when they are numbers.
+NUMERIC_KEYS = frozenset({"page", "limit", "offset", "after", "before", "session", "wait"})
+_KEY = re.compile(r"^[A-Za-z0-9_.\-\[\]]{1,40}$")
+_QUERY = re.compile(r"\?([^\s\"#]*)")  # a query string inside a logged path or request line
+HIDDEN = "..."  # ASCII: a log stream of any encoding can write it
+
+
+def private_query(text: str) -> str:
+    """`text` (a path, a URL or a request line) with every query value replaced by "...", except numbers under
+    NUMERIC_KEYS; a key that does not look like a parameter name is hidden too."""
+
+    def one(match: re.Match) -> str:
+        parts = []
+        for pair in match[1].split("&"):
+            if not pair:
+                parts.append(pair)
+                continue
+            key, equals, value = pair.partition("=")
+            if not _KEY.match(key):
+                key = HIDDEN
+            if equals and not (key in NUMERIC_KEYS and value.isdigit() and len(value) <= 12):
+                value = HIDDEN
+            parts.append(f"{key}{equals}{value}")
+        return "?" + "&".join(parts)
+
+    return _QUERY.sub(one, text) if "?" in text else text
+
+
+class PrivateQueryFilter(logging.Filter):
+    """Hides query values in access log records (uvicorn.access, django.channels.server, django.server):
+    their string arguments are rewritten before any handler formats them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, dict):
+            record.args = {k: private_query(v) if isinstance(v, str) else v for k, v in record.args.items()}
+        elif isinstance(record.args, tuple):
+            record.args = tuple(private_query(v) if isinstance(v, str) else v for v in record.args)
+        if isinstance(record.msg, str) and not record.args:
+            record.msg = private_query(record.msg)
         return True
 
 

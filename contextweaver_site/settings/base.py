@@ -211,6 +211,11 @@ REST_FRAMEWORK = {
         "person": env_str("CW_THROTTLE_PERSON", "1200/min"),
         "auth_failure": env_str("CW_THROTTLE_AUTH_FAILURES", "30/min"),
     },
+    # The client address the throttles count by: 0 (default) is REMOTE_ADDR, never X-Forwarded-For (a client
+    # sets that header to anything: each guess could name a new address). uvicorn already puts the client's
+    # address in REMOTE_ADDR behind a proxy in FORWARDED_ALLOW_IPS; only when the app sees the proxies'
+    # addresses there, set the number of proxies that append to X-Forwarded-For (its N-th entry from the right).
+    "NUM_PROXIES": max(0, env_int("CW_NUM_PROXIES", 0)),
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 SPECTACULAR_SETTINGS = {
@@ -275,13 +280,18 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     # CW_LOG_FORMAT=json: one JSON object a line with the request id (contextweaver_site/request_id.py).
-    "filters": {"request_id": {"()": "contextweaver_site.request_id.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "contextweaver_site.request_id.RequestIdFilter"},
+                # Access log lines keep a query's keys, not its values (a search's text): request_id.py.
+                "private_query": {"()": "contextweaver_site.request_id.PrivateQueryFilter"}},
     "formatters": {"text": {"format": "%(message)s"},
                    "json": {"()": "contextweaver_site.request_id.JsonFormatter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["request_id"],
                              "formatter": "json" if env_str("CW_LOG_FORMAT", "text").lower() == "json" else "text"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"procrastinate": {"level": env_str("PROCRASTINATE_LOG_LEVEL", "WARNING")},
+                # Access logs: uvicorn's (its --log-level still sets their level), daphne's and Django's runserver.
+                **{name: {"handlers": ["console"], "filters": ["private_query"], "propagate": False}
+                   for name in ("uvicorn.access", "django.channels.server", "django.server")},
                 # django-axes logs every login at INFO; lockouts are WARNING.
                 "axes": {"level": "WARNING"}},
 }
