@@ -3,8 +3,13 @@
 A principal is a person (a Django user) or an agent (a project's API token). People act by their
 role in the project's membership (viewer < curator < admin; a superuser counts as admin anywhere);
 agents act only in their own project, only where a surface lets agents in (`agents=True`), and
-never see sensitive content. Each surface turns the two errors below into its own answer (403/404,
+never see sensitive content. Each surface turns the errors below into its own answer (403/404,
 a websocket close code, a command error).
+
+Over HTTP (API and pages) a principal with no standing in a project at all (NotAMember: not a member,
+another project's token) gets the same 404 as for a slug nobody has, so a refusal never tells which
+projects exist; only a member whose role is too low for the act (or an agent on a people-only act in
+its own project) gets a 403.
 """
 
 from __future__ import annotations
@@ -29,6 +34,18 @@ class UnknownProject(AccessError):
 
 class NotAllowed(AccessError):
     pass
+
+
+class NotAMember(NotAllowed):
+    """No standing in the project at all: a person who is not a member, or another project's token.
+
+    A NotAllowed (surfaces that do not tell them apart keep working); the HTTP surfaces answer it like
+    UnknownProject, with the same message (`unknown_project_message`)."""
+
+
+def unknown_project_message(slug: str) -> str:
+    """The one refusal for a slug nobody has and for a project the caller has no standing in."""
+    return f"No project {slug!r}."
 
 
 @dataclass(frozen=True)
@@ -67,10 +84,10 @@ class Access:
 
 
 def access_to(project: Project, *, user: Any = None, token: ApiToken | None = None) -> Access:
-    """The principal's access to the project; NotAllowed if it has none."""
+    """The principal's access to the project; NotAMember if it has none (NotAllowed if not logged in)."""
     if token is not None:
         if token.project_id != project.pk:
-            raise NotAllowed("This API token belongs to another project.")
+            raise NotAMember("This API token belongs to another project.")
         return Access(project, token=token)
     if user is None or not user.is_authenticated or not user.is_active:
         raise NotAllowed("Log in first.")
@@ -78,7 +95,7 @@ def access_to(project: Project, *, user: Any = None, token: ApiToken | None = No
         return Access(project, user=user, role=Role.ADMIN)
     role = Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
     if role is None:
-        raise NotAllowed(f"You are not a member of project {project.slug!r}.")
+        raise NotAMember(f"You are not a member of project {project.slug!r}.")
     return Access(project, user=user, role=role)
 
 
@@ -86,5 +103,5 @@ def project_access(slug: str, *, user: Any = None, token: ApiToken | None = None
     """The access to the project named `slug`; UnknownProject if there is none."""
     project = Project.objects.filter(slug=slug).first()
     if project is None:
-        raise UnknownProject(f"No project {slug!r}.")
+        raise UnknownProject(unknown_project_message(slug))
     return access_to(project, user=user, token=token)

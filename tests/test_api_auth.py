@@ -123,13 +123,18 @@ def test_token_scheme_is_accepted_as_well_as_bearer(agent_session, raw_token):
     assert response.status_code == 200, response.content
 
 
-def test_token_of_another_project_is_403_everywhere(agent_session, interaction):
+def test_token_of_another_project_is_404_everywhere(agent_session, interaction):
+    """As for a project nobody has, with the same message: the answer does not tell the project exists."""
     other = project_create(name="Coding agent", slug="coding")
     session_create(project=other, title="Fix the build", actor="test")
     client = client_with(f"Bearer {token_issue(project=other)[1]}")
     before = counts()
-    assert_status_everywhere(client, agent_session, interaction, 403, "permission_denied")
+    assert_status_everywhere(client, agent_session, interaction, 404, "not_found")
     assert counts() == before
+    assert client.get("/api/projects/travel/sessions/").json() == {
+        "error": {"code": "not_found", "message": "No project 'travel'."}}
+    assert client.get("/api/projects/no-such-project/sessions/").json() == {
+        "error": {"code": "not_found", "message": "No project 'no-such-project'."}}
 
 
 def test_last_used_at_is_refreshed_when_older_than_a_minute(agent_session, raw_token):
@@ -167,14 +172,20 @@ def member(django_user_model, project):
     return make
 
 
-def test_logged_in_non_member_is_403_everywhere(agent_session, interaction, member, django_user_model):
+def test_logged_in_non_member_is_404_everywhere(agent_session, interaction, member, django_user_model):
+    """A person outside the project gets what a slug nobody has gets: no hint that the project exists."""
     outsider = member(None, "outsider")
     # A member of another project only.
     other = project_create(name="Coding agent", slug="coding")
     Membership.objects.create(project=other, user=outsider, role=Role.ADMIN)
     before = counts()
-    assert_status_everywhere(client_with(user=outsider), agent_session, interaction, 403, "permission_denied")
+    client = client_with(user=outsider)
+    assert_status_everywhere(client, agent_session, interaction, 404, "not_found")
     assert counts() == before
+    assert client.get("/api/projects/travel/sessions/").json() == {
+        "error": {"code": "not_found", "message": "No project 'travel'."}}
+    assert client.get("/api/projects/no-such-project/sessions/").json() == {
+        "error": {"code": "not_found", "message": "No project 'no-such-project'."}}
 
 
 def test_viewer_can_read_but_not_write(agent_session, interaction, member):

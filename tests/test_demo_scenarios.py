@@ -214,10 +214,11 @@ def test_simulate_agent_unknown_project_is_a_command_error(live_server) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_simulate_agent_token_of_another_project_is_a_command_error(live_server) -> None:
-    """A valid token used on the wrong project is a 403: the message says which project it may not write to."""
+    """A valid token used on the wrong project is a 404, as for a project that does not exist (the server does
+    not tell a token which other projects exist): the message names the project."""
     raw = _project_with_token("sim-mine")
     _project_with_token("sim-theirs")
-    with pytest.raises(CommandError, match="token may not write to project 'sim-theirs'"):
+    with pytest.raises(CommandError, match="'sim-theirs' was not found"):
         call_command("simulate_agent", base_url=live_server.url, token=raw, project="sim-theirs",
                      loops=1, interval=0, stdout=StringIO())
     assert not AgentSession.objects.exists()

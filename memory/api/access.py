@@ -1,10 +1,14 @@
-"""The access rule (memory/access.py) for API requests: its refusals as DRF's 404 and 403."""
+"""The access rule (memory/access.py) for API requests: its refusals as DRF's 404 and 403.
+
+A project the caller has no standing in (not a member, another project's token) is the same 404, with the
+same message, as a slug nobody has: the answer does not tell which projects exist. A 403 is only for a
+member whose role is too low, or an agent's token on a people-only act in its own project."""
 
 from __future__ import annotations
 
 from rest_framework.exceptions import NotFound, PermissionDenied
 
-from ..access import Access, NotAllowed, UnknownProject, project_access
+from ..access import Access, NotAllowed, NotAMember, UnknownProject, project_access, unknown_project_message
 from ..models import AgentSession, ApiToken, Project, Role
 
 
@@ -17,8 +21,8 @@ def request_access(request, slug: str, *, min_role: str = Role.VIEWER, agents: b
     try:
         access = project_access(slug, user=None if token else request.user, token=token)
         return access.require(min_role, agents=agents, why=why)
-    except UnknownProject as exc:
-        raise NotFound(str(exc)) from exc
+    except (UnknownProject, NotAMember) as exc:
+        raise NotFound(unknown_project_message(slug)) from exc
     except NotAllowed as exc:
         raise PermissionDenied(str(exc)) from exc
 

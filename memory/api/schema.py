@@ -35,8 +35,8 @@ ERROR_SCHEMA: dict[str, Any] = {
 # Status → description, for every operation (400 and 413 only where a body or parameters are read).
 COMMON_ERRORS = {
     "401": "No credentials, or an invalid or revoked token (`WWW-Authenticate: Bearer`).",
-    "403": "Authenticated, but not allowed: another project's token, not a member, or a role too low.",
-    "404": "No such project, session or object in this project.",
+    "403": "Authenticated and in the project, but not allowed: a role too low, or a token on a people-only act.",
+    "404": "No such project (or not yours: another project's token, not a member), session or object in it.",
     "429": "Over a rate limit (per token, per person, or failed token checks per address); see `Retry-After`.",
     "503": "The database is unavailable (restarting, out of connections). A write is stored whole or not at "
            "all: retry the same request with the same idempotency key after `Retry-After` seconds.",

@@ -5,15 +5,16 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from ..access import Access, NotAllowed, UnknownProject, project_access
+from ..access import Access, NotAllowed, NotAMember, UnknownProject, project_access
 from ..models import Role
 
 
 def page_access(user, slug: str) -> Access:
-    """An unknown project is a 404, a project the user is not in a 403."""
+    """An unknown project and a project the user is not in are the same 404 (which projects exist is not
+    told); a page whose role check fails later (the settings page's admin check) is a 403."""
     try:
         return project_access(slug, user=user)
-    except UnknownProject as exc:
+    except (UnknownProject, NotAMember) as exc:
         raise Http404("No such project") from exc
     except NotAllowed as exc:
         raise PermissionDenied from exc

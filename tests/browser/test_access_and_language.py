@@ -18,22 +18,23 @@ def test_anonymous_visitors_are_sent_to_the_login_page(page, site):
         assert error.code in (401, 403)
 
 
-def test_a_user_without_access_gets_403_on_pages_api_and_websocket(page, site):
+def test_a_user_without_access_gets_404_on_pages_and_api_and_is_closed_on_the_websocket(page, site):
+    """Pages and the API answer as for a project nobody has (nothing tells the project exists)."""
     login(page, site, site.outsider)
     assert page.locator(f"[data-project='{site.project_slug}']").count() == 0
     response = page.goto(site.url + site.session_path())
-    assert response.status == 403
-    assert "No access" in page.inner_text("body")
+    assert response.status == 404
+    assert "Not found" in page.inner_text("body")
     response = page.goto(site.url + f"/p/{site.project_slug}/")
-    assert response.status == 403
+    assert response.status == 404
     api = page.request.get(site.api(f"sessions/{site.session_id}/graph/"))
-    assert api.status == 403
+    assert api.status == 404
     code = page.evaluate("""(path) => new Promise((resolve) => {
         const socket = new WebSocket(`ws://${location.host}${path}`);
         socket.onclose = (event) => resolve(event.code);
         setTimeout(() => resolve('timeout'), 5000);
     })""", f"/ws/sessions/{site.session_id}/")
-    assert code == 4403
+    assert code == 4404  # as for a session that does not exist
     screenshot(page, "no-access")
 
 
