@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import BooleanField, Count, IntegerField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from memory.engine.llm_gate import repeated_values
+from memory.engine.sensitivity import repeated_values
 from memory.models import Edge, Entity, Memory, MemoryStatus, Project
 
 # How many stored recalls an edge carried activation in: the review queue puts the edges that shaped

@@ -9,6 +9,7 @@ from procrastinate.contrib.django import app
 from procrastinate.exceptions import AlreadyEnqueued
 
 from contextweaver_site.request_id import bound as bound_request_id
+from contextweaver_site.request_id import current as current_request_id
 
 from .engine.pipeline import interaction_mark_failed, interaction_process_with_followers, interaction_retry
 from .errors import NotRetryable, ProcessingFailed
@@ -85,6 +86,24 @@ def update_layout(session_id: int) -> None:
 
     if AgentSession.objects.filter(pk=session_id).exists():
         logger.debug("layout of session %s: %s", session_id, layout_update(session_id))
+
+
+class QueueScheduler:
+    """The engine's job port (engine/jobs.py) on this queue; wired in by memory/apps.py."""
+
+    def process(self, session_id: int, interaction_ids: list[int]) -> None:
+        # One lock per session: several workers run sessions in parallel, a session's jobs in order
+        # (each memory links to the one before it, so two of one session must not interleave).
+        job = process_interaction.configure(lock=session_lock(session_id))
+        request_id = current_request_id()  # the worker logs under the id of the request that brought it
+        for interaction_id in interaction_ids:
+            job.defer(interaction_id=interaction_id, request_id=request_id)
+
+    def layout(self, session_id: int) -> None:
+        layout_job(session_id)
+
+    def retry(self, interaction_id: int) -> None:
+        retry_job(interaction_id)
 
 
 def layout_job(session_id: int) -> None:

@@ -21,8 +21,8 @@ from ..errors import ProviderError
 from ..models import Edge, EdgeOrigin, EdgeStatus, Interaction, InteractionKind, Memory, MemoryKind, Relation
 from ..providers import get_llm
 from .changelog import ENGINE_ACTOR, change_record
-from .llm_gate import shareable
 from .operations import Op
+from .sensitivity import shareable
 from .snapshots import edge_snapshot
 
 logger = logging.getLogger(__name__)

@@ -16,14 +16,13 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from contextweaver_site.request_id import current as current_request_id
-
 from .. import metrics
 from ..conf import memory_settings
 from ..errors import IdempotencyConflict, ValidationFailed
 from ..models import AgentSession, Interaction, InteractionKind
 from ..visibility import sensitive_interaction_ids
 from .changelog import change_record
+from .jobs import scheduler
 from .operations import Op
 from .snapshots import interaction_snapshot
 
@@ -165,14 +164,7 @@ def _accept_one(*, session: AgentSession, item: InteractionInput, actor: str, ma
 
 def _schedule_processing(session_id: int, interaction_ids: list[int]) -> None:
     if memory_settings.INGEST_MODE == "queue":
-        from ..tasks import process_interaction, session_lock
-
-        # One lock per session: several workers run sessions in parallel, a session's jobs in order
-        # (each memory links to the one before it, so two of one session must not interleave).
-        job = process_interaction.configure(lock=session_lock(session_id))
-        request_id = current_request_id()  # the worker logs under the id of the request that brought it
-        for interaction_id in interaction_ids:
-            job.defer(interaction_id=interaction_id, request_id=request_id)
+        scheduler().process(session_id, interaction_ids)  # in this transaction: queued only if it commits
     else:
         from .pipeline import interactions_process_batch
 

@@ -35,6 +35,7 @@ from django.utils import timezone
 from scipy.spatial import cKDTree
 
 from ..models import Edge, EdgeStatus, Memory, MemoryStatus, NodePosition, SessionLayout
+from .jobs import scheduler
 
 logger = logging.getLogger(__name__)
 
@@ -196,9 +197,7 @@ def layout_soon(session_id: int) -> None:
 
     def start() -> None:
         if memory_settings.INGEST_MODE == "queue":
-            from ..tasks import layout_job
-
-            layout_job(session_id)
+            scheduler().layout(session_id)
         else:
             layout_update(session_id)
 

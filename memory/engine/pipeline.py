@@ -42,10 +42,12 @@ from .extraction import (
     with_llm_dimensions,
 )
 from .inference import DEFAULT_EDGE_THRESHOLD, Candidate, Proposal, edges_apply, infer
+from .jobs import scheduler
 from .layout import layout_soon
 from .operations import Op
 from .rows import memory_columns
 from .scoring import Evidence, Scores, filter_settings, memory_kind, score
+from .sensitivity import repeats_sensitive
 from .snapshots import interaction_snapshot, memory_snapshot
 from .stages import (
     DIMENSIONS,
@@ -346,12 +348,7 @@ def retry_soon(interaction_id: int) -> None:
     if memory_settings.INGEST_MODE != "queue":
         return
 
-    def start() -> None:
-        from ..tasks import retry_job
-
-        retry_job(interaction_id)
-
-    transaction.on_commit(start)
+    transaction.on_commit(lambda: scheduler().retry(interaction_id))
 
 
 VALUE_KEYS = ("numbers", "dates", "times", "amounts", "identifiers", "urls", "paths")
@@ -377,6 +374,7 @@ def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, v
         search_text=" ".join(segment(interaction.content)),
         kind=scores.kind, importance=scores.importance, relevance=scores.relevance, novelty=scores.novelty,
         occurred_at=interaction.occurred_at, dimensions={**dims.to_json(), "source_kind": interaction.kind},
+        sensitive=repeats_sensitive(project.pk, interaction.content),  # a marked memory's value said again
     )
     _source_and_vector_add(memory, interaction, space, vector)
     memory.source_interaction = interaction  # read by inference instead of querying memory.sources

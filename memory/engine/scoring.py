@@ -22,7 +22,7 @@ from ..models import EntityType, Interaction, InteractionKind, MemoryKind, Proje
 from ..providers import get_llm
 from .cues import CHANGE_CUE, CHIT_CHAT, KIND_BY_INTERACTION, KIND_CUES, information_length, normalized
 from .extraction import INTENTS, Dimensions
-from .llm_gate import text_shareable
+from .sensitivity import text_shareable
 
 logger = logging.getLogger(__name__)
 

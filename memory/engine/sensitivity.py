@@ -1,10 +1,15 @@
-"""What may reach an LLM prompt: the visibility rule for a reader that never sees sensitive text.
+"""What counts as sensitive text, for every reader that may not see it: a memory a person marked, and any
+text that says one of its values again (a passport number, a phone).
 
-An LLM provider is a reader outside the project, so every prompt builder (filter scoring, edge linking,
-supersede judging, edge review, narration, summaries) takes its memories through `shareable` and the
-text of a new interaction through `text_shareable`. A memory marked sensitive is left out of a prompt
-(not masked: "[sensitive]" would tell the model nothing), and so is any text that says one of a sensitive
-memory's values again (a passport number, a phone): a new interaction is then judged by the rules alone.
+Two users of the rule:
+- LLM prompts. A provider is a reader outside the project, so every prompt builder (filter scoring, edge
+  linking, supersede judging, edge review, narration, summaries) takes its memories through `shareable`
+  and a new interaction's text through `text_shareable`. A sensitive memory is left out of a prompt (not
+  masked: "[sensitive]" would tell the model nothing); a new interaction repeating a value is judged by
+  the rules alone.
+- The write path. A new memory whose text repeats a sensitive memory's value is born sensitive
+  (`repeats_sensitive`), so its text and its interaction are masked like the first's: the mark reaches
+  what is said again after it, not only what was said before.
 tests/test_side_doors.py captures every prompt a configured LLM receives and looks for such values.
 """
 
@@ -57,3 +62,8 @@ def _sensitive_values(project_id: int) -> list[str]:
 def _free_of(text: str, values: list[str]) -> bool:
     folded = text.casefold()
     return not any(value in folded for value in values)
+
+
+def repeats_sensitive(project_id: int, text: str) -> bool:
+    """Whether a new memory's text says a value of one of the project's sensitive memories again."""
+    return not text_shareable(project_id, text)

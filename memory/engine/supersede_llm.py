@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from ..errors import ProviderError
 from ..models import Memory
 from ..providers import get_llm
-from .llm_gate import shareable
+from .sensitivity import shareable
 
 logger = logging.getLogger(__name__)
 

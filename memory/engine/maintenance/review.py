@@ -29,8 +29,8 @@ from ...providers import get_llm
 from ...providers.base import LLM
 from ..changelog import change_record
 from ..inference import DEFAULT_EDGE_THRESHOLD
-from ..llm_gate import shareable
 from ..operations import Op
+from ..sensitivity import shareable
 from ..snapshots import edge_snapshot
 from .common import JobReport, Progress, audit_record, no_progress, session_in, setting
 from .merge import human_decided

@@ -36,8 +36,8 @@ from ...providers.base import Vector
 from ..changelog import change_record
 from ..entities import mentions_link
 from ..extraction import extract_dimensions, segment
-from ..llm_gate import shareable
 from ..operations import Op
+from ..sensitivity import shareable
 from ..snapshots import edge_snapshot, memory_snapshot
 from ..vector_index import space_for
 from .common import (

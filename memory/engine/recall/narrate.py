@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from ...errors import ProviderError
 from ...models import Edge, Memory
 from ...providers import get_llm
-from ..llm_gate import shareable
+from ..sensitivity import shareable
 from .reconstruct import tell
 
 logger = logging.getLogger(__name__)
