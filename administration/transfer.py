@@ -1,66 +1,53 @@
 """Export a project or a session, and import an export into a new project (docs/administration.md).
 
 JSON Lines: a header line, then one line per row — sessions, interactions, memories (with the ids of
-their source interactions), entities, mentions, edges — each with its id and a `type`. What the
-exporter may not see is masked by the one visibility rule (memory/visibility.py: a sensitive memory's
-text for viewers and tokens, and the interactions it came from); forgotten memories are left out with
-their mentions and edges, and so are interactions that only forgotten memories came from. Derived and
-historical rows are not exported: vectors (re-embedded on import), the change log, recall traces,
-layout positions.
+their source interactions), entities, mentions, edges — each with its id and a `type`. The rows come
+from the masked read layer (memory/reads/export.py): what the exporter may not see is masked there, and
+forgotten memories are left out. Derived and historical rows are not exported: vectors (re-embedded
+on import), the change log, recall traces, layout positions.
 
 GraphML (for Gephi, yEd, Neo4j's tools): memories and entities as nodes, edges and mentions as edges,
 with their attributes.
 
 Import reads a whole JSON Lines export first and refuses it whole, naming the line and field, on any
-error; only then does it write everything in one transaction, with new ids.
+error, and on anything the API would refuse (nesting, NUL characters, lone surrogates, content and
+metadata over their limits); only then does it write everything in one transaction, with new ids.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
-from django.db.models import Q
-from django.utils import timezone
+from rest_framework.utils.json import strict_constant
 
-from memory.access import Access
-from memory.engine.extraction import segment
-from memory.engine.projects import project_create
-from memory.engine.vector_index import EmbeddingRow, embeddings_copy, space_for
+from memory.api.parsers import json_problems
+from memory.api.serializers import SessionInput
+from memory.conf import memory_settings
+from memory.engine.ingest import IDEMPOTENCY_KEY_MAX, metadata_problem
+from memory.engine.projects_load import LOADED, project_load
 from memory.errors import ValidationFailed
 from memory.models import (
-    AgentSession,
-    Edge,
     EdgeOrigin,
     EdgeStatus,
     Entity,
     EntityMention,
     EntityType,
-    Interaction,
     InteractionKind,
     InteractionStatus,
-    Memory,
     MemoryKind,
     MemoryStatus,
     Project,
     Relation,
 )
-from memory.providers import get_embedder
-from memory.visibility import (
-    SENSITIVE_MASK,
-    edge_rationale,
-    interaction_mask,
-    mask_interaction,
-    mask_memory_snapshot,
-)
+from memory.reads.export import FORMAT_VERSION
 
-FORMAT_VERSION = 1
-EXPORTED = ("session", "interaction", "memory", "entity", "mention", "edge")  # in dependency order
+EXPORTED = LOADED  # in dependency order
 GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
 
 
@@ -106,55 +93,6 @@ def _moment(value: datetime | None) -> str | None:
 
 
 # --- export --------------------------------------------------------------------------------------------
-
-
-def export_rows(access: Access, session: AgentSession | None = None) -> Iterator[dict]:
-    """The export of the project (or one session of it) as the reader may see it, row by row: every row
-    that could quote a sensitive memory passes through the visibility rule (memory/visibility.py)."""
-    project = access.project
-    scope = Q(project=project) if session is None else Q(session=session)
-    memories = list(Memory.objects.filter(scope).exclude(status=MemoryStatus.FORGOTTEN)
-                    .prefetch_related("sources").order_by("id"))
-    kept = {m.pk for m in memories}
-    hidden = set() if access.may_see_sensitive else {m.pk for m in memories if m.sensitive}
-    hidden_sources = {i.pk for m in memories if m.pk in hidden for i in m.sources.all()}
-    forgotten_only = set(Interaction.objects.filter(scope, memories__status=MemoryStatus.FORGOTTEN)
-                         .exclude(memories__status__in=[s for s in MemoryStatus.values if s != "forgotten"])
-                         .values_list("id", flat=True))
-    sessions = AgentSession.objects.filter(project=project) if session is None else [session]
-    yield {"type": "export", "version": FORMAT_VERSION, "project": {"slug": project.slug, "name": project.name},
-           "session": None if session is None else session.pk, "masked": not access.may_see_sensitive}
-    for s in sorted(sessions, key=lambda s: s.pk):
-        yield {"type": "session", "id": s.pk, "external_id": s.external_id, "title": s.title, "task": s.task,
-               "metadata": s.metadata, "created_at": _moment(s.created_at)}
-    for i in Interaction.objects.filter(scope).exclude(pk__any_of=forgotten_only).order_by("id"):
-        mask = None if access.may_see_sensitive else interaction_mask(i.pk, i.status, hidden_sources)
-        row = {"type": "interaction", "id": i.pk, "session": i.session_id, "kind": i.kind, "content": i.content,
-               "metadata": i.metadata, "occurred_at": _moment(i.occurred_at), "idempotency_key": i.idempotency_key,
-               "status": i.status, "scores": i.scores, "reason": i.reason}
-        yield mask_interaction(row, mask)
-    for m in memories:
-        row = {"type": "memory", "id": m.pk, "session": m.session_id, "content": m.content, "kind": m.kind,
-               "dimensions": m.dimensions, "importance": m.importance, "relevance": m.relevance,
-               "novelty": m.novelty, "status": m.status, "sensitive": m.sensitive,
-               "occurred_at": _moment(m.occurred_at), "sources": sorted(i.pk for i in m.sources.all())}
-        yield mask_memory_snapshot(row) if m.pk in hidden else row
-    mentions = list(EntityMention.objects.filter(memory_id__any_of=kept).order_by("id"))
-    hidden_names = {mention.entity_id for mention in mentions if mention.memory_id in hidden}
-    shown_names = {mention.entity_id for mention in mentions if mention.memory_id not in hidden}
-    for e in Entity.objects.filter(pk__any_of={m.entity_id for m in mentions}).order_by("id"):
-        masked = e.pk in hidden_names - shown_names  # named only in what the reader may not see
-        yield {"type": "entity", "id": e.pk, "name": SENSITIVE_MASK if masked else e.name,
-               "normalized_name": f"{SENSITIVE_MASK} {e.pk}" if masked else e.normalized_name, "entity_type": e.type,
-               "aliases": [] if masked else e.aliases, "evidence": [] if masked else e.evidence}
-    for mention in mentions:
-        yield {"type": "mention", "id": mention.pk, "memory": mention.memory_id, "entity": mention.entity_id,
-               "surface": SENSITIVE_MASK if mention.memory_id in hidden else mention.surface}
-    for e in Edge.objects.filter(source_id__any_of=kept, target_id__any_of=kept).order_by("id"):
-        yield {"type": "edge", "id": e.pk, "session": e.session_id, "source": e.source_id, "target": e.target_id,
-               "relation": e.relation, "weight": e.weight, "confidence": e.confidence, "origin": e.origin,
-               "status": e.status, "needs_review": e.needs_review,
-               "rationale": edge_rationale(e.rationale, e.source_id, e.target_id, hidden)}
 
 
 def export_jsonl(rows: Iterable[dict]) -> Iterator[str]:
@@ -210,11 +148,40 @@ def _refused(line: int, field: str, message: str) -> ValidationFailed:
                             {"line": [str(line)], "field": [field]})
 
 
+# What the API would take, the import takes: the longest text of each field (characters) where the API
+# writes it (memory/api/serializers.py SessionInput, the idempotency key) or else its column holds.
+_SESSION_INPUT = SessionInput().fields
+TEXT_LIMITS: dict[str, dict[str, int]] = {
+    "session": {name: _SESSION_INPUT[name].max_length for name in ("external_id", "title", "task")},
+    "interaction": {"idempotency_key": IDEMPOTENCY_KEY_MAX},
+    "entity": {name: Entity._meta.get_field(name).max_length for name in ("name", "normalized_name")},
+    "mention": {"surface": EntityMention._meta.get_field("surface").max_length},
+}
+CONTENT_KINDS = ("interaction", "memory")  # content at most MAX_CONTENT_BYTES (a memory is part of one)
+METADATA_KINDS = ("session", "interaction")  # metadata as the API bounds it (size and depth)
+
+
+def _over_limit(kind: str, row: dict) -> tuple[str, str] | None:
+    """The first field of a row (of checked types) that the API would refuse, and why."""
+    for name, limit in TEXT_LIMITS.get(kind, {}).items():
+        if row[name] is not None and len(row[name]) > limit:
+            return name, f"is {len(row[name])} characters; the limit is {limit}"
+    if kind in CONTENT_KINDS:
+        size, limit = len(row["content"].encode("utf-8")), memory_settings.MAX_CONTENT_BYTES
+        if size > limit:
+            return "content", f"is {size} bytes; the limit is {limit} bytes (CW_MAX_CONTENT_BYTES)"
+    if kind in METADATA_KINDS:
+        problem = metadata_problem(row["metadata"])
+        if problem:
+            return "metadata", problem
+    return None
+
+
 def _checked(line: int, row: Any, seen: dict[str, set[int]]) -> dict:
     if not isinstance(row, dict):
         raise _refused(line, "type", "each line must be a JSON object")
     kind = row.get("type")
-    if kind not in FIELDS:
+    if not isinstance(kind, str) or kind not in FIELDS:
         raise _refused(line, "type", f"unknown row type {kind!r} (expected one of {', '.join(EXPORTED)})")
     if not isinstance(row.get("id"), int) or isinstance(row.get("id"), bool):
         raise _refused(line, "id", "an integer id is required")
@@ -234,28 +201,57 @@ def _checked(line: int, row: Any, seen: dict[str, set[int]]) -> dict:
                 datetime.fromisoformat(value)
             except ValueError:
                 raise _refused(line, spec.name, "not an ISO 8601 date and time") from None
+        if spec.kind is NUMBER and not _finite(value):
+            raise _refused(line, spec.name, "expected a finite number")
         if spec.choices and value not in spec.choices:
             raise _refused(line, spec.name, f"{value!r} is not one of {', '.join(spec.choices)}")
         if spec.ref:
             ids = value if isinstance(value, list) else [value]
+            if any(not isinstance(i, int) or isinstance(i, bool) for i in ids):
+                raise _refused(line, spec.name, f"expected {spec.ref} ids (integers)")
             missing = [i for i in ids if i not in seen[spec.ref]]
             if missing:
                 raise _refused(line, spec.name, f"refers to {spec.ref} {missing[0]!r}, not defined on an earlier line")
+    over = _over_limit(kind, row)
+    if over:
+        raise _refused(line, *over)
     seen[kind].add(row["id"])
     return row
 
 
+def _finite(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond any float
+        return False
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as a float, refused when out of range (1e999): jsonb could not store it."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
 def import_parse(lines: Iterable[str]) -> list[dict]:
-    """Every row of an export, checked (types, choices, references to earlier lines); the first error
-    refuses the whole file."""
+    """Every row of an export, checked (types, choices, references to earlier lines, and the API's limits:
+    nesting, text PostgreSQL can store, content and metadata sizes); the first error refuses the whole file."""
     rows, seen = [], {kind: set() for kind in FIELDS}
+    depth = memory_settings.MAX_JSON_DEPTH
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
         try:
-            row = json.loads(text)
+            row = json.loads(text, parse_constant=strict_constant, parse_float=_finite_float)
+        except RecursionError:
+            raise _refused(number, "-", f"nested too deeply (at most {depth} levels)") from None
         except ValueError as exc:
-            raise _refused(number, "-", f"not JSON ({exc.msg})") from None
+            raise _refused(number, "-", f"not JSON ({getattr(exc, 'msg', exc)})") from None
+        problems = json_problems(row, max_depth=depth)  # the API's parser's own checks (memory/api/parsers.py)
+        if problems:
+            field, messages = min(problems.items())
+            raise _refused(number, "-" if field == "non_field_errors" else field, messages[0])
         if number == 1:
             if not isinstance(row, dict) or row.get("type") != "export" or row.get("version") != FORMAT_VERSION:
                 raise _refused(1, "type", f"not a ContextWeaver export (version {FORMAT_VERSION} header expected)")
@@ -267,47 +263,6 @@ def import_parse(lines: Iterable[str]) -> list[dict]:
 
 
 def import_into_new_project(rows: list[dict], *, name: str, slug: str) -> Project:
-    """Write checked rows (import_parse) into a new project, in one transaction; memories are re-embedded."""
-    new: dict[str, dict[int, int]] = {kind: {} for kind in FIELDS}
-    now = timezone.now()
-    with transaction.atomic():
-        project = project_create(name=name, slug=slug)
-        by_kind = {kind: [r for r in rows if r["type"] == kind] for kind in EXPORTED}
-        for r in by_kind["session"]:
-            s = AgentSession.objects.create(project=project, external_id=r["external_id"], title=r["title"],
-                                            task=r["task"], metadata=r["metadata"])
-            AgentSession.objects.filter(pk=s.pk).update(created_at=datetime.fromisoformat(r["created_at"]))
-            new["session"][r["id"]] = s.pk
-        interactions = Interaction.objects.bulk_create(Interaction(
-            project=project, session_id=new["session"][r["session"]], kind=r["kind"], content=r["content"],
-            metadata=r["metadata"], occurred_at=datetime.fromisoformat(r["occurred_at"]),
-            idempotency_key=r["idempotency_key"], status=r["status"], scores=r["scores"], reason=r["reason"],
-            processed_at=now) for r in by_kind["interaction"])
-        new["interaction"] = {r["id"]: i.pk for r, i in zip(by_kind["interaction"], interactions, strict=True)}
-        memories = Memory.objects.bulk_create(Memory(
-            project=project, session_id=new["session"][r["session"]], content=r["content"],
-            search_text=" ".join(segment(r["content"])), kind=r["kind"], dimensions=r["dimensions"],
-            importance=r["importance"], relevance=r["relevance"], novelty=r["novelty"], status=r["status"],
-            sensitive=r["sensitive"], occurred_at=datetime.fromisoformat(r["occurred_at"]))
-            for r in by_kind["memory"])
-        new["memory"] = {r["id"]: m.pk for r, m in zip(by_kind["memory"], memories, strict=True)}
-        Memory.sources.through.objects.bulk_create(
-            Memory.sources.through(memory_id=new["memory"][r["id"]], interaction_id=new["interaction"][i])
-            for r in by_kind["memory"] for i in r["sources"])
-        entities = Entity.objects.bulk_create(Entity(
-            project=project, name=r["name"], normalized_name=r["normalized_name"], type=r["entity_type"],
-            aliases=r["aliases"], evidence=r["evidence"]) for r in by_kind["entity"])
-        new["entity"] = {r["id"]: e.pk for r, e in zip(by_kind["entity"], entities, strict=True)}
-        EntityMention.objects.bulk_create(EntityMention(
-            memory_id=new["memory"][r["memory"]], entity_id=new["entity"][r["entity"]], surface=r["surface"])
-            for r in by_kind["mention"])
-        Edge.objects.bulk_create(Edge(
-            project=project, session_id=None if r["session"] is None else new["session"][r["session"]],
-            source_id=new["memory"][r["source"]], target_id=new["memory"][r["target"]], relation=r["relation"],
-            weight=r["weight"], confidence=r["confidence"], origin=r["origin"], status=r["status"],
-            needs_review=r["needs_review"], rationale=r["rationale"]) for r in by_kind["edge"])
-        embedder = get_embedder()
-        vectors = embedder.embed([m.content for m in memories]) if memories else []
-        embeddings_copy(space_for(embedder), (EmbeddingRow(m.pk, project.pk, m.session_id, v)
-                                             for m, v in zip(memories, vectors, strict=True)))
-    return project
+    """Write checked rows (import_parse) into a new project, in one transaction; memories are re-embedded.
+    The engine writes them (engine/projects_load.py)."""
+    return project_load(rows, name=name, slug=slug)

@@ -18,8 +18,9 @@ from rest_framework.views import APIView
 from memory.api.access import request_access
 from memory.api.serializers import id_field, valid
 from memory.engine.maintenance.common import session_in
+from memory.reads.export import export_rows
 
-from .transfer import export_graphml, export_jsonl, export_rows
+from .transfer import export_graphml, export_jsonl
 
 FORMATS = ("jsonl", "graphml")
 

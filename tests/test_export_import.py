@@ -11,11 +11,12 @@ from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError, ManagementUtility, call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from administration.transfer import FIELDS, GRAPHML_NS
+from memory.conf import memory_settings
 from memory.engine.ingest import InteractionInput, interactions_accept
 from memory.engine.projects import session_create
 from memory.models import Edge, Membership, Memory, MemoryEmbedding, Project, Role
@@ -145,3 +146,86 @@ def test_a_reference_to_a_row_not_yet_defined_is_refused(project, world, tmp_pat
     with pytest.raises(CommandError, match="field 'target': refers to memory 1000000000"):
         call_command("import_project", str(path), "--slug", "dangling")
     assert not Project.objects.filter(slug="dangling").exists()
+
+
+# --- what the API would refuse, the import refuses: named by line and field, nothing written ---------
+
+
+def _import_file(tmp_path, rows: list[dict] | None = None, lines: list[str] | None = None) -> str:
+    path = tmp_path / "hostile.jsonl"
+    text = lines if lines is not None else [json.dumps(r, ensure_ascii=False) for r in rows]
+    path.write_text("\n".join(text) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _line_of(rows: list[dict], kind: str) -> int:
+    return next(n for n, r in enumerate(rows, start=1) if r["type"] == kind)
+
+
+def test_a_deeply_nested_line_is_a_clear_command_error_naming_it(project, world, tmp_path, capsys):
+    """The line would have been a RecursionError traceback (json.loads); it is refused like any bad line."""
+    lines = _export(project.slug).splitlines()
+    deep = '{"type": "session", "id": 99, "metadata": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    path = _import_file(tmp_path, lines=[lines[0], deep, *lines[1:]])
+    with pytest.raises(CommandError, match=r"line 2, field '-': nested too deeply \(at most 32 levels\)"):
+        call_command("import_project", path, "--slug", "deep")
+    # From the shell: the message and exit status 1, no traceback.
+    with pytest.raises(SystemExit) as exit_info:
+        ManagementUtility(["manage.py", "import_project", path, "--slug", "deep"]).execute()
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert "CommandError: line 2, field '-': nested too deeply" in err and "Traceback" not in err
+    # Nested less than json.loads' own limit, but deeper than the API takes: refused as well.
+    metadata: dict = {}
+    for _ in range(40):
+        metadata = {"a": metadata}
+    rows = [json.loads(line) for line in lines]
+    rows[_line_of(rows, "interaction") - 1]["metadata"] = metadata
+    with pytest.raises(CommandError, match=rf"line {_line_of(rows, 'interaction')}, field 'metadata': .*nested more"):
+        call_command("import_project", _import_file(tmp_path, rows), "--slug", "deep")
+    assert not Project.objects.filter(slug="deep").exists()
+
+
+LIMIT = 32 * 1024  # memory_settings.MAX_CONTENT_BYTES in the test settings (asserted below)
+
+
+@pytest.mark.parametrize(("kind", "field", "value", "message"), [
+    ("interaction", "content", "x" * (LIMIT + 1), f"is {LIMIT + 1} bytes; the limit is {LIMIT} bytes"),
+    ("interaction", "content", "好" * (LIMIT // 3 + 1), f"is {3 * (LIMIT // 3 + 1)} bytes; the limit is {LIMIT}"),
+    ("memory", "content", "y" * 1_000_000, f"is 1000000 bytes; the limit is {LIMIT} bytes"),
+    ("interaction", "metadata", {"blob": "z" * 20_000}, "metadata is 20011 bytes as JSON; the limit is 16384"),
+    ("session", "task", "t" * 8001, "is 8001 characters; the limit is 8000"),
+    ("session", "title", "t" * 301, "is 301 characters; the limit is 300"),
+    ("entity", "name", "n" * 301, "is 301 characters; the limit is 300"),
+    ("interaction", "content", "a NUL \x00 here", r"NUL characters \(\\u0000\) are not allowed"),
+    ("memory", "content", "a lone \ud800 surrogate", "lone UTF-16 surrogates"),
+    ("edge", "weight", 10**400, "expected a finite number"),
+    ("memory", "sources", [[1]], "expected interaction ids"),
+], ids=["content-bytes", "content-utf8-bytes", "memory-content", "metadata-size", "task", "title", "entity-name",
+        "nul", "lone-surrogate", "huge-number", "unhashable-ref"])
+def test_what_the_api_would_refuse_is_refused_naming_line_and_field(project, world, tmp_path, kind, field, value,
+                                                                    message):
+    assert memory_settings.MAX_CONTENT_BYTES == LIMIT
+    rows = [json.loads(line) for line in _export(project.slug).splitlines()]
+    rows[_line_of(rows, kind) - 1][field] = value
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")  # ASCII: \u escapes
+    with pytest.raises(CommandError, match=rf"line {_line_of(rows, kind)}, field '{field}': .*{message}.*"
+                                           "nothing was imported"):
+        call_command("import_project", str(path), "--slug", "hostile")
+    assert not Project.objects.filter(slug="hostile").exists()
+    assert Project.objects.count() == 1  # nothing half-written
+
+
+@pytest.mark.parametrize(("part", "odd", "message"), [
+    ('"type": "session"', '"type": ["session"]', "field 'type': unknown row type"),  # unhashable: a TypeError
+    ('"metadata": {}', '"metadata": {"x": NaN}', "field '-': not JSON .*NaN"),  # jsonb stores no NaN, no infinity
+    ('"metadata": {}', '"metadata": {"x": 1e999}', "field '-': not JSON .*out of range"),
+], ids=["unhashable-type", "nan", "infinity"])
+def test_lines_that_crashed_the_import_are_refused(project, world, tmp_path, part, odd, message):
+    lines = _export(project.slug).splitlines()
+    session = json.loads(next(line for line in lines if '"type": "session"' in line))
+    line = json.dumps({**session, "id": 99, "metadata": {}}).replace(part, odd)
+    with pytest.raises(CommandError, match=f"line 2, {message}"):
+        call_command("import_project", _import_file(tmp_path, lines=[lines[0], line, *lines[1:]]), "--slug", "odd")
+    assert not Project.objects.filter(slug="odd").exists()

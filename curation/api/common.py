@@ -6,9 +6,10 @@ from rest_framework import serializers
 
 from memory.access import Access
 from memory.api.access import request_access
-from memory.api.serializers import EdgeOutput, MemoryOutput, graph_edge, memory_label
-from memory.models import Edge, Role
-from memory.visibility import SENSITIVE_MASK, sensitive_memory_ids
+from memory.api.serializers import EdgeOutput, MemoryOutput
+from memory.models import Role
+from memory.reads.review import review_rows
+from memory.reads.rows import memory_rows
 
 from .. import services
 from ..models import CurationAct
@@ -67,22 +68,6 @@ class MemoryActOutput(serializers.Serializer):
     memory = MemoryOutput()
 
 
-def review_rows(edges: list[Edge], access: Access) -> list[dict]:
-    """Edges with both memories' labels, under the visibility rule."""
-    hidden = set() if access.may_see_sensitive else sensitive_memory_ids(
-        i for e in edges for i in (e.source_id, e.target_id))
-    rows = []
-    for edge in edges:
-        row = graph_edge(edge, frozenset(hidden))
-        row["session_id"] = edge.session_id
-        row["impact"] = getattr(edge, "impact", 0) or 0
-        for end in ("source", "target"):
-            memory = getattr(edge, end)
-            row[f"{end}_label"] = SENSITIVE_MASK if memory.pk in hidden else memory_label(memory.content)
-        rows.append(row)
-    return rows
-
-
 class EntityFlagOutput(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
@@ -110,13 +95,13 @@ def edge_answer(outcome: services.Outcome, access: Access) -> dict:
     edge = outcome.object
     if edge is not None:
         edge = review_queue(project=access.project).get(pk=edge.pk)
-    return {"act": ActOutput(outcome.act).data, "edge": review_rows([edge], access)[0] if edge else None}
+    return {"act": ActOutput(outcome.act).data, "edge": review_rows(access, [edge])[0] if edge else None}
 
 
 def memory_answer(outcome: services.Outcome, access: Access) -> dict:
     memory = outcome.object
     return {"act": ActOutput(outcome.act).data,
-            "memory": MemoryOutput(memory, context={"show_sensitive": access.may_see_sensitive}).data}
+            "memory": memory_rows(access, [memory])[0]}
 
 
 def entity_answer(outcome: services.Outcome) -> dict:

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 from memory.api.pagination import BoundedPagination, page_of
 from memory.api.serializers import id_field, valid
 from memory.models import EdgeStatus, Relation, Role
+from memory.reads.review import review_rows
 
 from .. import services
 from ..selectors import review_queue
@@ -22,7 +23,6 @@ from .common import (
     UndoInput,
     edge_answer,
     people,
-    review_rows,
 )
 
 ReviewPageOutput = page_of(ReviewEdgeOutput(many=True), "ReviewPageOutput")
@@ -65,7 +65,7 @@ class EdgeListDrawApi(APIView):
         queue = review_queue(project=access.project, session_id=params["session"], status=params["status"],
                              needs_review=params["needs_review"], relation=params["relation"], order=params["order"])
         page = paginator.paginate_queryset(queue, request, view=self)
-        return paginator.get_paginated_response(review_rows(page, access))
+        return paginator.get_paginated_response(review_rows(access, list(page)))
 
     @extend_schema(tags=TAG, request=EdgeDrawInput, summary="Draw an edge between two memories (human, approved)",
                    responses={201: EdgeActOutput, 409: OpenApiResponse(description="That edge exists already.")})
@@ -96,7 +96,7 @@ class EdgeBulkApi(APIView):
         outcomes = services.edges_bulk_update(project=access.project, actor=access.actor, **data)
         edges = list(review_queue(project=access.project).filter(pk__in=[o.object.pk for o in outcomes]))
         return Response({"acts": ActOutput([o.act for o in outcomes], many=True).data,
-                         "edges": review_rows(edges, access)})
+                         "edges": review_rows(access, edges)})
 
 
 class EdgeDetailApi(APIView):

@@ -23,6 +23,7 @@ from ..engine.maintenance.merge import SCOPES, merge_memories, merge_run
 from ..engine.maintenance.review import review_run
 from ..engine.maintenance.summarise import summarise_run
 from ..models import Memory, MemoryKind, Project, Role
+from ..reads.rows import memory_rows
 from .access import project_for, request_access
 from .authentication import actor_of
 from .serializers import MAX_ID, MemoryOutput, id_field, valid_serializer
@@ -194,8 +195,7 @@ class SummariseApi(APIView):
                                may_see_sensitive=access.may_see_sensitive)
         body = report.to_json()
         summary = Memory.objects.filter(pk__in=report.ids.get("summary", [])).prefetch_related("sources").first()
-        context = {"show_sensitive": access.may_see_sensitive}
-        body["summary"] = MemoryOutput(summary, context=context).data if summary else None
+        body["summary"] = memory_rows(access, [summary])[0] if summary else None
         return Response(body)
 
 

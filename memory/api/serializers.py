@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -12,15 +10,16 @@ from ..engine.ingest import IDEMPOTENCY_KEY_MAX, metadata_problem
 from ..engine.recall.config import RECALL_PRESETS
 from ..engine.store.items import SESSION_ID_PREFIX as STORE_SESSION_PREFIX
 from ..models import MAX_ID, AgentSession, Edge, Entity, GraphChange, Interaction, InteractionKind, Memory
-from ..visibility import (
-    SENSITIVE_MASK,
-    edge_rationale,
-    interaction_mask,
-    mask_interaction,
-    mask_memory_snapshot,
-    sensitive_interaction_ids,
-)
+from ..reads.rows import memory_label
 from .pagination import page_of
+
+
+class SchemaOnly:
+    """Declares an answer's shape for the OpenAPI schema. Its rows come from memory/reads, masked for the
+    caller: serializing a model through it would skip the visibility rule, so it refuses."""
+
+    def to_representation(self, instance):
+        raise TypeError(f"{type(self).__name__} documents a shape: build its rows with memory.reads")
 
 
 @extend_schema_field({"type": "integer", "format": "int64", "minimum": 1})
@@ -131,8 +130,10 @@ class InteractionBatchInput(serializers.Serializer):
         return value
 
 
-class InteractionOutput(serializers.ModelSerializer):
-    memory_ids = serializers.SerializerMethodField()
+class InteractionOutput(SchemaOnly, serializers.ModelSerializer):
+    """Rows: reads.rows.interaction_rows."""
+
+    memory_ids = serializers.ListField(child=serializers.IntegerField())
     attempts = serializers.IntegerField(read_only=True, help_text="How many times processing it failed.")
 
     class Meta:
@@ -140,19 +141,6 @@ class InteractionOutput(serializers.ModelSerializer):
         fields = ["id", "session_id", "kind", "content", "metadata", "occurred_at", "received_at",
                   "idempotency_key", "status", "scores", "reason", "error", "stage_errors", "attempts", "memory_ids"]
 
-    def get_memory_ids(self, obj: Interaction) -> list[int]:
-        return sorted(m.pk for m in obj.memories.all())
-
-    def to_representation(self, instance: Interaction) -> dict:
-        """The visibility rule: the content of a sensitive memory's source (or of a pending interaction)
-        is masked for a reader without `show_sensitive`; pass `sensitive_interactions` for a page."""
-        data = super().to_representation(instance)
-        if self.context.get("show_sensitive", False):
-            return data
-        hidden = self.context.get("sensitive_interactions")
-        if hidden is None:
-            hidden = sensitive_interaction_ids([instance.pk])
-        return mask_interaction(data, interaction_mask(instance.pk, instance.status, hidden))
 
 
 InteractionPageOutput = page_of(InteractionOutput(many=True), "InteractionPageOutput",
@@ -184,7 +172,10 @@ class ProvenanceOutput(serializers.ModelSerializer):
         fields = ["interaction_id", "kind", "metadata", "occurred_at", "idempotency_key"]
 
 
-class MemoryOutput(serializers.ModelSerializer):
+class MemoryOutput(SchemaOnly, serializers.ModelSerializer):
+    """Rows: reads.rows.memory_rows (a sensitive memory's text, derived dimensions and sources' metadata
+    masked for who may not see it)."""
+
     sources = ProvenanceOutput(many=True, read_only=True, source="provenance")
 
     class Meta:
@@ -192,14 +183,10 @@ class MemoryOutput(serializers.ModelSerializer):
         fields = ["id", "session_id", "content", "kind", "dimensions", "importance", "relevance", "novelty",
                   "status", "sensitive", "access_count", "occurred_at", "created_at", "sources"]
 
-    def to_representation(self, instance: Memory) -> dict:
-        data = super().to_representation(instance)
-        if instance.sensitive and not self.context.get("show_sensitive", False):
-            data = mask_memory_snapshot(data)
-        return data
 
+class EdgeOutput(SchemaOnly, serializers.ModelSerializer):
+    """Rows: reads.rows.edge_rows (the rationale masked when it touches a memory the reader may not see)."""
 
-class EdgeOutput(serializers.ModelSerializer):
     class Meta:
         model = Edge
         fields = ["id", "source_id", "target_id", "relation", "weight", "confidence", "origin", "status",
@@ -218,10 +205,8 @@ class PositionOutput(serializers.Serializer):
 
 
 class GraphMemoryOutput(MemoryOutput):
-    """A graph node: the memory plus what the browser draws with (label, stored force position).
-
-    For readers who may not see sensitive content, a sensitive memory's content, label, entities and
-    content-derived dimensions are masked (memory/visibility.py, the same rule as the live stream).
+    """A graph node: the memory plus what the browser draws with (label, stored force position). Rows:
+    reads.graph.graph_view (masked like a memory, its label and entities too).
     """
 
     label = serializers.SerializerMethodField(help_text="Short text for the node (masked if sensitive).")
@@ -232,88 +217,22 @@ class GraphMemoryOutput(MemoryOutput):
     class Meta(MemoryOutput.Meta):
         fields = [*MemoryOutput.Meta.fields, "label", "intent", "entities", "position"]
 
-    def _masked(self, obj: Memory) -> bool:
-        return obj.sensitive and not self.context.get("show_sensitive", False)
-
     def get_label(self, obj: Memory) -> str:
-        return SENSITIVE_MASK if self._masked(obj) else memory_label(obj.content)
+        return memory_label(obj.content)
 
     def get_intent(self, obj: Memory) -> str:
         return (obj.dimensions or {}).get("intent") or ""
 
     def get_entities(self, obj: Memory) -> list[str]:
-        return [] if self._masked(obj) else self.context.get("entity_names", {}).get(obj.pk, [])
+        return self.context.get("entity_names", {}).get(obj.pk, [])
 
     @extend_schema_field(PositionOutput(allow_null=True))
     def get_position(self, obj: Memory) -> dict | None:
         spot = self.context.get("positions", {}).get(obj.pk)
         return {"x": spot[0], "y": spot[1]} if spot else None
 
-    def to_representation(self, instance: Memory) -> dict:
-        data = super().to_representation(instance)
-        if self._masked(instance):
-            data = mask_memory_snapshot(data)
-        return data
 
-
-LABEL_CHARS = 60
-
-
-def memory_label(content: str) -> str:
-    """The first line of the content, cut at a word near LABEL_CHARS."""
-    line = " ".join(content.strip().splitlines()[0].split()) if content.strip() else ""
-    if len(line) <= LABEL_CHARS:
-        return line
-    cut = line[:LABEL_CHARS]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > LABEL_CHARS // 2 else cut).rstrip(" ,.;:") + "…"
-
-
-_DATETIME = serializers.DateTimeField()
-
-
-def _when(value) -> str | None:
-    """DRF's DateTimeField output; UTC values (all of ours) take the short path."""
-    if value is None:
-        return None
-    if value.utcoffset() == timedelta(0):
-        return value.isoformat()[:-6] + "Z"
-    return _DATETIME.to_representation(value)
-
-
-def graph_node(memory: Memory, *, sources: list[dict], position: tuple[float, float] | None, entities: list[str],
-               show_sensitive: bool) -> dict:
-    """GraphMemoryOutput's JSON built directly: the DRF field machinery took ~1.5 s for 5,000 nodes.
-
-    tests/test_live_graph.py checks the two give the same output.
-    """
-    dimensions = memory.dimensions or {}
-    node = {
-        "id": memory.pk, "session_id": memory.session_id, "content": memory.content, "kind": memory.kind,
-        "dimensions": dimensions, "importance": memory.importance, "relevance": memory.relevance,
-        "novelty": memory.novelty, "status": memory.status, "sensitive": memory.sensitive,
-        "access_count": memory.access_count, "occurred_at": _when(memory.occurred_at),
-        "created_at": _when(memory.created_at),
-        "sources": [{**source, "occurred_at": _when(source["occurred_at"])} for source in sources],
-        "label": memory_label(memory.content), "intent": dimensions.get("intent") or "", "entities": entities,
-        "position": {"x": position[0], "y": position[1]} if position else None,
-    }
-    if memory.sensitive and not show_sensitive:
-        node = {**mask_memory_snapshot(node), "label": SENSITIVE_MASK, "entities": []}
-    return node
-
-
-def graph_edge(edge: Edge, hidden: set[int] | frozenset[int] = frozenset()) -> dict:
-    """EdgeOutput's JSON built directly (10,000 edges through DRF fields took ~1 s). `hidden`: the sensitive
-    memories the reader may not see, whose edges show no rationale."""
-    return {"id": edge.pk, "source_id": edge.source_id, "target_id": edge.target_id, "relation": edge.relation,
-            "weight": edge.weight, "confidence": edge.confidence, "origin": edge.origin, "status": edge.status,
-            "needs_review": edge.needs_review,
-            "rationale": edge_rationale(edge.rationale, edge.source_id, edge.target_id, hidden),
-            "created_at": _when(edge.created_at)}
-
-
-class GraphGhostOutput(serializers.Serializer):
+class GraphGhostOutput(SchemaOnly, serializers.Serializer):
     """A memory of another session at the far end of an edge of this session's graph (a supersede across
     sessions, a link a person drew): drawn faded, never one of this session's memories. Masked for readers who
     may not see sensitive content, by the same rule as a node (memory/visibility.py)."""
@@ -327,16 +246,6 @@ class GraphGhostOutput(serializers.Serializer):
     occurred_at = serializers.DateTimeField()
     content = serializers.CharField(help_text="Its text ([sensitive] when masked).")
     label = serializers.CharField(help_text="Short text for the node (masked if sensitive).")
-
-
-def graph_ghost(row, *, show_sensitive: bool) -> dict:
-    """GraphGhostOutput's JSON from a `selectors.graph_ghosts` row."""
-    ghost = {"id": row.id, "session_id": row.session_id, "session_title": row.session__title or "",
-             "kind": row.kind, "status": row.status, "sensitive": row.sensitive,
-             "occurred_at": _when(row.occurred_at), "content": row.content, "label": memory_label(row.content)}
-    if row.sensitive and not show_sensitive:
-        ghost = {**mask_memory_snapshot(ghost), "label": SENSITIVE_MASK}
-    return ghost
 
 
 class GhostListOutput(serializers.Serializer):
@@ -368,7 +277,9 @@ class GraphQueryInput(serializers.Serializer):
                                      help_text="At most this many memories (default 5000).")
 
 
-class ChangeOutput(serializers.ModelSerializer):
+class ChangeOutput(SchemaOnly, serializers.ModelSerializer):
+    """Rows: reads.changes.change_page (each snapshot masked for the reader)."""
+
     class Meta:
         model = GraphChange
         fields = ["id", "session_id", "actor", "op", "object_type", "object_id", "before", "after", "created_at"]

@@ -13,12 +13,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..access import Access
 from ..engine.store import Found, item_delete, item_get, item_put, items_search, namespaces_list
 from ..engine.store.items import MAX_KEY_CHARS, MAX_LABEL_CHARS, MAX_LABELS
 from ..engine.store.query import MAX_LIMIT, MAX_OFFSET
-from ..models import Role, StoreItem
-from ..visibility import mask_store_value, sensitive_interaction_ids
+from ..models import Role
+from ..reads.store import item_rows
 from .access import request_access
 from .authentication import actor_of
 from .serializers import valid
@@ -121,26 +120,13 @@ class NamespacesOutput(serializers.Serializer):
     namespaces = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
 
 
-def items_out(access: Access, found: list[Found]) -> list[dict]:
-    """Items as this reader may see them (one query for the page's sensitive values)."""
-    sensitive = sensitive_interaction_ids(f.item.interaction_id for f in found)
-    return [item_out(f.item, f.score, f.item.interaction_id in sensitive, access.may_see_sensitive) for f in found]
-
-
-def item_out(item: StoreItem, score: float | None, sensitive: bool, show_sensitive: bool) -> dict:
-    value = mask_store_value(item.value) if sensitive and not show_sensitive else item.value
-    return {"namespace": list(item.namespace), "key": item.key, "value": value, "created_at": item.created_at,
-            "updated_at": item.updated_at, "score": score, "sensitive": sensitive, "session_id": item.session_id,
-            "interaction_id": item.interaction_id}
-
-
 class StoreGetApi(APIView):
     @extend_schema(request=AddressInput, responses=GetOutput, summary="One store item, or null")
     def post(self, request, project_slug: str):
         access = request_access(request, project_slug)
         data = valid(AddressInput, request.data)
         item = item_get(access.project, data["namespace"], data["key"])
-        body = {"item": items_out(access, [Found(item)])[0] if item else None}
+        body = {"item": item_rows(access, [Found(item)])[0] if item else None}
         return Response(GetOutput(body).data)
 
 
@@ -154,7 +140,7 @@ class StorePutApi(APIView):
         result = item_put(project=access.project, namespace=data["namespace"], key=data["key"], value=data["value"],
                           index=data["index"], actor=actor_of(request),
                           wait=request.query_params.get("wait", "").lower() in TRUE)
-        return Response(PutOutput({"item": items_out(access, [Found(result.item)])[0], "created": result.created,
+        return Response(PutOutput({"item": item_rows(access, [Found(result.item)])[0], "created": result.created,
                                    "forgotten_memory_ids": result.forgotten_memory_ids}).data)
 
 
@@ -178,7 +164,7 @@ class StoreSearchApi(APIView):
         data = valid(SearchInput, request.data)
         found = items_search(access, data["namespace_prefix"], query=data["query"], conditions=data["filter"],
                              limit=data["limit"], offset=data["offset"])
-        return Response(SearchOutput({"items": items_out(access, found)}).data)
+        return Response(SearchOutput({"items": item_rows(access, found)}).data)
 
 
 class StoreNamespacesApi(APIView):

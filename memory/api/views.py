@@ -1,4 +1,5 @@
-"""Agent API views: each validates, calls one engine function or selector, and serializes."""
+"""Agent API views: each validates, calls one engine function or one read (memory/reads: rows already
+masked for the caller), and answers."""
 
 from __future__ import annotations
 
@@ -16,15 +17,11 @@ from ..engine.projects import session_create
 from ..engine.recall import RecallQuery, memory_recall
 from ..engine.recall.config import recall_defaults
 from ..models import Interaction, MemoryStatus, Role
-from ..selectors import (
-    change_list,
-    graph_ghosts,
-    interaction_list,
-    session_graph,
-    session_list,
-    session_with_counts,
-)
-from ..visibility import changes_for_viewer, sensitive_interaction_ids, sensitive_memory_ids
+from ..reads.changes import change_page
+from ..reads.graph import ghost_rows, graph_view
+from ..reads.recall import recall_body
+from ..reads.rows import interaction_rows
+from ..selectors import change_list, interaction_list, session_list, session_with_counts
 from . import serializers as s
 from .access import project_for, request_access, session_for
 from .authentication import actor_of
@@ -63,8 +60,7 @@ class InteractionListAcceptApi(APIView):
         queryset = interaction_list(session=session).prefetch_related("memories")
         paginator = BoundedPagination()
         page = paginator.paginate_queryset(queryset, request, view=self)
-        return paginator.get_paginated_response(s.InteractionOutput(page, many=True,
-                                                                    context=_reader(access, page)).data)
+        return paginator.get_paginated_response(interaction_rows(access, list(page)))
 
     @extend_schema(
         request=PolymorphicProxySerializer(
@@ -132,14 +128,7 @@ class InteractionDetailApi(APIView):
         interaction = session.interactions.prefetch_related("memories").filter(pk=interaction_id).first()
         if interaction is None:
             raise NotFound(f"No interaction {interaction_id} in session {session_id}.")
-        return Response(s.InteractionOutput(interaction, context=_reader(access, [interaction])).data)
-
-
-def _reader(access: Access, interactions: list[Interaction]) -> dict:
-    """Serializer context for these interactions under the visibility rule (one query for a page)."""
-    if access.may_see_sensitive:
-        return {"show_sensitive": True}
-    return {"show_sensitive": False, "sensitive_interactions": sensitive_interaction_ids(i.pk for i in interactions)}
+        return Response(interaction_rows(access, [interaction])[0])
 
 
 class InteractionPromoteApi(APIView):
@@ -168,7 +157,7 @@ def _interaction_act(request, access: Access, session_id: int, interaction_id: i
         raise NotFound(f"No interaction {interaction_id} in session {session_id}.")
     act(interaction_id=interaction_id, actor=actor_of(request))
     interaction = session.interactions.prefetch_related("memories").get(pk=interaction_id)
-    return Response(s.InteractionOutput(interaction, context=_reader(access, [interaction])).data)
+    return Response(interaction_rows(access, [interaction])[0])
 
 
 class SessionGraphApi(APIView):
@@ -182,24 +171,12 @@ class SessionGraphApi(APIView):
         access = request_access(request, project_slug)
         session = session_for(access.project, session_id)
         params = s.valid(s.GraphQueryInput, request.query_params)
-        graph = session_graph(session=session, around=params["around"], hops=params["hops"], limit=params["limit"])
+        graph, rows = graph_view(access, session=session, around=params["around"], hops=params["hops"],
+                                 limit=params["limit"])
         if params["around"] is not None and not graph.memories:
             raise NotFound(f"No memory {params['around']} in session {session_id}.")
-        show_sensitive = access.may_see_sensitive
-        entities = graph.entities
-        hidden = frozenset() if show_sensitive else frozenset(
-            sensitive_memory_ids(i for e in graph.edges for i in (e.source_id, e.target_id)))
-        if not show_sensitive:  # an entity only sensitive memories mention is not shown to viewers
-            named = {n for m in graph.memories if not m.sensitive for n in graph.entity_names.get(m.pk, [])}
-            entities = [e for e in entities if e.name in named]
-        memories = [s.graph_node(m, sources=graph.sources.get(m.pk, []), position=graph.positions.get(m.pk),
-                                 entities=graph.entity_names.get(m.pk, []), show_sensitive=show_sensitive)
-                    for m in graph.memories]
         return Response({
-            "session": s.SessionOutput(session_with_counts(session)).data, "memories": memories,
-            "edges": [s.graph_edge(e, hidden) for e in graph.edges],
-            "ghosts": [s.graph_ghost(g, show_sensitive=show_sensitive) for g in graph.ghosts],
-            "entities": s.EntityOutput(entities, many=True).data,
+            "session": s.SessionOutput(session_with_counts(session)).data, **rows,
             "last_change_id": graph.last_change_id, "truncated": graph.truncated,
             "total_memories": graph.total_memories, "around": graph.around,
         })
@@ -219,8 +196,7 @@ class SessionGhostsApi(APIView):
         session = session_for(access.project, session_id)
         params = s.valid(s.GhostQueryInput, request.query_params)
         ids = {int(i) for i in params["ids"].split(",")}
-        ghosts = graph_ghosts(session=session, ids=ids)
-        return Response({"ghosts": [s.graph_ghost(g, show_sensitive=access.may_see_sensitive) for g in ghosts]})
+        return Response({"ghosts": ghost_rows(access, session=session, ids=ids)})
 
 
 class SessionChangesApi(APIView):
@@ -240,8 +216,7 @@ class SessionChangesApi(APIView):
         has_more = len(changes) > params["limit"]
         changes = changes[: params["limit"]]
         last = changes[-1].id if changes else params["after"]
-        visible = changes_for_viewer(s.ChangeOutput(changes, many=True).data,
-                                     show_sensitive=access.may_see_sensitive)
+        visible = change_page(access, changes)
         return Response({"changes": visible, "last_change_id": last, "has_more": has_more})
 
 
@@ -258,7 +233,7 @@ class RecallApi(APIView):
                             include_sensitive=access.may_see_sensitive, preset=data["preset"] or default_preset,
                             params=data["params"], counts_as_access=access.is_agent)
         result = memory_recall(project=project, query=query, actor=actor_of(request))
-        return Response(s.RecallOutput(result, context={"show_sensitive": query.include_sensitive}).data)
+        return Response(recall_body(access, result))
 
 
 

@@ -6,8 +6,9 @@ handled the same way, a change applied twice changes nothing, and a hard forget 
 log's snapshots still removes what it must. A project's cursor advances only after its changes are
 in the graph: a restart resumes from the cursor and, at worst, writes the last batch again.
 
-Sensitive memories are mirrored through the one visibility rule (`mask_memory_snapshot`, as for a
-viewer): masked text, no topics, no mentions; an entity only they mention is not mirrored.
+The mirror is a reader that never sees sensitive content (reads.reader.MIRROR): sensitive memories are
+mirrored through the one visibility rule (`mask_memory_snapshot`, as for a viewer): masked text, no
+topics, no mentions; an entity only they mention is not mirrored.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ..models import (
     MirrorCursor,
     Project,
 )
+from ..reads.reader import MIRROR
 from ..visibility import edge_rationale, mask_memory_snapshot
 from . import cypher
 from .targets import GraphTarget, configured_name
@@ -140,7 +142,7 @@ def _apply_edges(target: GraphTarget, project_id: int, edge_ids: set[int],
 
 
 def _memory_row(project_id: int, row: dict[str, Any]) -> dict[str, Any]:
-    shown = mask_memory_snapshot(row) if row["sensitive"] else row
+    shown = mask_memory_snapshot(row) if row["sensitive"] and not MIRROR.may_see_sensitive else row
     dimensions = shown.get("dimensions") or {}
     props = {
         "project_id": project_id, "session_id": row["session_id"], "content": shown["content"], "kind": row["kind"],
@@ -160,8 +162,8 @@ def _session_row(project_id: int, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _edge_row(project_id: int, row: dict[str, Any]) -> dict[str, Any]:
-    hidden = {mid for mid, sensitive in ((row["source_id"], row["source__sensitive"]),
-                                         (row["target_id"], row["target__sensitive"])) if sensitive}
+    ends = ((row["source_id"], row["source__sensitive"]), (row["target_id"], row["target__sensitive"]))
+    hidden = {mid for mid, sensitive in ends if sensitive and not MIRROR.may_see_sensitive}
     props = {"project_id": project_id, "relation": row["relation"], "weight": row["weight"],
              "confidence": row["confidence"], "origin": row["origin"], "status": row["status"],
              "needs_review": row["needs_review"],

@@ -19,8 +19,8 @@ from django.urls import reverse
 from ..access import Access
 from ..engine.recall.replay import recall_list, recall_summary
 from ..models import AgentSession, Memory, Project
+from ..reads.rows import interaction_rows
 from ..selectors import actor_names, failing_interactions, interaction_list, proposal_count, session_list
-from ..visibility import interaction_mask, mask_interaction, sensitive_interaction_ids
 from .access import may_administer, may_curate, page_access
 from .labels import all_choices
 
@@ -29,6 +29,9 @@ RECALLS_PER_PAGE = 50
 MAX_RECALL_SEARCH = 200
 RECENT_SESSIONS = 5
 FILTERED_INTERACTIONS_SHOWN = 5000
+# What the Filtered and Failed views read of an interaction (reads.rows.interaction_rows, masked for the reader).
+PAGE_INTERACTION_FIELDS = ("id", "kind", "content", "status", "scores", "reason", "occurred_at", "error",
+                           "stage_errors", "attempts")
 FAILED_INTERACTIONS_SHOWN = 5000
 # Counts the session list may carry (selectors.session_list); a missing one is shown as "–".
 COUNT_FIELDS = ("interaction_count", "memory_count", "filtered_count", "failed_count", "edge_count", "proposal_count")
@@ -121,12 +124,10 @@ def session_detail(request, project_slug: str, session_id: int):
 def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
     project = access.project
     kwargs = {"project_slug": project.slug, "session_id": session.pk}
-    filtered = list(interaction_list(session=session).filter(status="filtered")
+    filtered = list(interaction_list(session=session).filter(status="filtered").prefetch_related("memories")
                     .order_by("-occurred_at", "-id")[:FILTERED_INTERACTIONS_SHOWN])
     # The Failed view: interactions that failed, or were kept without some of their stages (engine/stages.py).
-    failing = list(failing_interactions(session=session)[:FAILED_INTERACTIONS_SHOWN])
-    shown = filtered + failing
-    hidden = set() if access.may_see_sensitive else sensitive_interaction_ids(i.pk for i in shown)
+    failing = list(failing_interactions(session=session).prefetch_related("memories")[:FAILED_INTERACTIONS_SHOWN])
     return {
         "projectSlug": project.slug,
         "sessionId": session.pk,
@@ -157,11 +158,6 @@ def _page_config(access: Access, session: AgentSession) -> dict[str, Any]:
         "canSeeSensitive": access.may_see_sensitive,
         "canCurate": may_curate(access),
         "choices": all_choices(),
-        "interactions": [
-            mask_interaction({"id": i.pk, "kind": i.kind, "content": i.content, "status": i.status,
-                              "scores": i.scores, "reason": i.reason, "occurred_at": i.occurred_at.isoformat(),
-                              "error": i.error, "stage_errors": i.stage_errors, "attempts": i.attempts},
-                             interaction_mask(i.pk, i.status, hidden))
-            for i in shown
-        ],
+        "interactions": [{key: row[key] for key in PAGE_INTERACTION_FIELDS}
+                         for row in interaction_rows(access, filtered + failing)],
     }

@@ -3,10 +3,11 @@
 from django.core.management.base import BaseCommand
 
 from administration.commands import project_named, run
-from administration.transfer import export_graphml, export_jsonl, export_rows
+from administration.transfer import export_graphml, export_jsonl
 from memory.access import Access
 from memory.engine.maintenance.common import session_in
 from memory.models import Role
+from memory.reads.export import export_rows
 
 
 class Command(BaseCommand):
