@@ -3,9 +3,10 @@
 HTTP passes RequestGuard first (request_guard.py): body size, credentials for large bodies and the
 body deadline are enforced before Django reads a byte of the body.
 
-Websockets pass AllowedHostsOriginValidator (the Origin header must name an ALLOWED_HOSTS host,
-so other sites cannot open a socket with a visitor's cookie) and AuthMiddlewareStack (the Django
-session cookie gives scope["user"]). Lifespan starts the live-view bridge (docs/live.md).
+Websockets pass SameOriginValidator (memory/live/origin.py: the Origin header must be the socket's own
+scheme, host and port, with the host in ALLOWED_HOSTS, or one of CSRF_TRUSTED_ORIGINS; so no other site,
+port or scheme can open a socket with a visitor's cookie) and AuthMiddlewareStack (the Django session
+cookie gives scope["user"]). Lifespan starts the live-view bridge (docs/live.md).
 """
 
 import gc
@@ -18,10 +19,10 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from memory.engine.extraction import warm_up  # noqa: E402
 from memory.live.lifespan import lifespan_app  # noqa: E402
+from memory.live.origin import SameOriginValidator  # noqa: E402
 from memory.providers import get_embedder  # noqa: E402
 from memory.routing import websocket_urlpatterns  # noqa: E402
 
@@ -38,7 +39,7 @@ gc.freeze()
 application = ProtocolTypeRouter(
     {
         "http": RequestGuard(django_asgi_app),
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         "lifespan": lifespan_app,
     }
 )

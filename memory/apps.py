@@ -16,3 +16,10 @@ class MemoryConfig(AppConfig):
         from .engine.vector_index import cached_spaces_clear
 
         post_migrate.connect(cached_spaces_clear, dispatch_uid="memory.cached_spaces_clear")
+        from .engine.jobs import scheduler_set
+        from .tasks import QueueScheduler
+
+        scheduler_set(QueueScheduler())  # the engine's job port (engine/jobs.py)
+        from .live import sessions_end
+
+        sessions_end.connect()  # logout / deactivation close the user's live sockets (docs/live.md)

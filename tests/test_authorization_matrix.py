@@ -65,6 +65,9 @@ class Row(NamedTuple):
     redirect: str | None = None  # prefix every 302 Location must start with
 
 
+# Callers with no standing in the project (another project's token, a person who is not a member) get 404 on
+# its routes, the answer a slug nobody has gets (test_no_standing_answers_as_an_unknown_slug): a 403 would tell
+# them the project exists. 403 is for a member whose role is too low, or a token on a people-only act.
 #   PRINCIPALS:  anonymous garbage revoked other_token token viewer curator admin outsider superuser
 MATRIX: dict[tuple[str, str], Row] = {
     # Django auth, i18n, the site icon: public.
@@ -91,154 +94,155 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("api/schema/", "GET"): Row((401, 401, 401, 200, 200, 200, 200, 200, 200, 200)),
     ("api/docs/", "GET"): Row((401, 401, 401, 200, 200, 200, 200, 200, 200, 200)),
     # Agent API: reads for any member or the project's token; writes for curators+ and the token.
-    ("api/projects/<slug:project_slug>/sessions/", "GET"): Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
-    ("api/projects/<slug:project_slug>/sessions/", "POST"): Row((401, 401, 401, 403, 201, 403, 201, 201, 403, 201),
+    ("api/projects/<slug:project_slug>/sessions/", "GET"): Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200)),
+    ("api/projects/<slug:project_slug>/sessions/", "POST"): Row((401, 401, 401, 404, 201, 403, 201, 201, 404, 201),
                                                                 body={"title": "Matrix session"}),
     ("api/projects/<slug:project_slug>/sessions/<int:session_id>/interactions/", "GET"):
-        Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
+        Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200)),
     ("api/projects/<slug:project_slug>/sessions/<int:session_id>/interactions/", "POST"):
-        Row((401, 401, 401, 403, 202, 403, 202, 202, 403, 202),
+        Row((401, 401, 401, 404, 202, 403, 202, 202, 404, 202),
             body={"kind": "user_input", "content": "We also want a day trip to Suzhou"}),
     ("api/projects/<slug:project_slug>/sessions/<int:session_id>/interactions/<int:interaction_id>/", "GET"):
-        Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
+        Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200)),
     # Promote is a person's curation act: tokens are refused even for their own project.
     ("api/projects/<slug:project_slug>/sessions/<int:session_id>/interactions/<int:interaction_id>/promote/", "POST"):
-        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200)),
+        Row((401, 401, 401, 404, 403, 403, 200, 200, 404, 200)),
     # Retry runs again what failed: the agent's token and curators+. <interaction_id> is filtered, so nothing
     # of it failed: those allowed get 409 (their access was granted before the state was checked).
     ("api/projects/<slug:project_slug>/sessions/<int:session_id>/interactions/<int:interaction_id>/retry/", "POST"):
-        Row((401, 401, 401, 403, 409, 403, 409, 409, 403, 409)),
+        Row((401, 401, 401, 404, 409, 403, 409, 409, 404, 409)),
     ("api/projects/<slug:project_slug>/sessions/<int:session_id>/graph/", "GET"):
-        Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
+        Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200)),
     # Other sessions' memories at the far end of a live edge (the session page's ghosts): read like the graph.
     ("api/projects/<slug:project_slug>/sessions/<int:session_id>/graph/ghosts/", "GET"):
-        Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200), body={"ids": "<memory_id>"}),
+        Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200), body={"ids": "<memory_id>"}),
     ("api/projects/<slug:project_slug>/sessions/<int:session_id>/changes/", "GET"):
-        Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
-    ("api/projects/<slug:project_slug>/recall/", "POST"): Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200),
+        Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200)),
+    ("api/projects/<slug:project_slug>/recall/", "POST"): Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200),
                                                               body={"query": "passport budget hotel"}),
     # An agent (or a curator) forgets one memory softly; deleting for good stays an admin's (maintenance/forget).
     ("api/projects/<slug:project_slug>/memories/<int:memory_id>/forget/", "POST"):
-        Row((401, 401, 401, 403, 200, 403, 200, 200, 403, 200)),
+        Row((401, 401, 401, 404, 200, 403, 200, 200, 404, 200)),
     # The store (LangGraph's BaseStore): reads for members and the token, writes as for interactions. The item
     # "passport" holds the sensitive memory's text: masked for the token and viewers.
-    ("api/projects/<slug:project_slug>/store/get/", "POST"): Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200),
+    ("api/projects/<slug:project_slug>/store/get/", "POST"): Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200),
                                                                  body={"namespace": ["authz"], "key": "passport"}),
     ("api/projects/<slug:project_slug>/store/search/", "POST"):
-        Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200), body={"namespace_prefix": ["authz"]}),
+        Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200), body={"namespace_prefix": ["authz"]}),
     ("api/projects/<slug:project_slug>/store/namespaces/", "POST"):
-        Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200), body={}),
+        Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200), body={}),
     ("api/projects/<slug:project_slug>/store/put/", "POST"):
-        Row((401, 401, 401, 403, 200, 403, 200, 200, 403, 200),
+        Row((401, 401, 401, 404, 200, 403, 200, 200, 404, 200),
             body={"namespace": ["authz"], "key": "matrix", "value": {"text": "The matrix put a value here"}}),
     ("api/projects/<slug:project_slug>/store/delete/", "POST"):
-        Row((401, 401, 401, 403, 200, 403, 200, 200, 403, 200), body={"namespace": ["authz"], "key": "passport"}),
+        Row((401, 401, 401, 404, 200, 403, 200, 200, 404, 200), body={"namespace": ["authz"], "key": "passport"}),
     # Stored recalls: every member and the token read them (masked by the visibility rule). <recall_id> touched
     # the sensitive memory, so its query is hidden from the token and viewers, who therefore may not re-run it.
-    ("api/projects/<slug:project_slug>/recalls/", "GET"): Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
+    ("api/projects/<slug:project_slug>/recalls/", "GET"): Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200)),
     ("api/projects/<slug:project_slug>/recalls/<int:recall_id>/", "GET"):
-        Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
+        Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200)),
     ("api/projects/<slug:project_slug>/recalls/<int:recall_id>/compare/<int:other_id>/", "GET"):
-        Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
+        Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200)),
     ("api/projects/<slug:project_slug>/recalls/<int:recall_id>/rerun/", "POST"):
-        Row((401, 401, 401, 403, 403, 403, 201, 201, 403, 201)),
+        Row((401, 401, 401, 404, 403, 403, 201, 201, 404, 201)),
     # Maintenance: curators, admins and the token; forget: admins (people) only, never a token.
     ("api/projects/<slug:project_slug>/maintenance/decay/", "POST"):
-        Row((401, 401, 401, 403, 200, 403, 200, 200, 403, 200), body={"dry_run": True}),
+        Row((401, 401, 401, 404, 200, 403, 200, 200, 404, 200), body={"dry_run": True}),
     ("api/projects/<slug:project_slug>/maintenance/merge/", "POST"):
-        Row((401, 401, 401, 403, 200, 403, 200, 200, 403, 200), body={"dry_run": True}),
+        Row((401, 401, 401, 404, 200, 403, 200, 200, 404, 200), body={"dry_run": True}),
     ("api/projects/<slug:project_slug>/maintenance/summarise/", "POST"):
-        Row((401, 401, 401, 403, 200, 403, 200, 200, 403, 200),
+        Row((401, 401, 401, 404, 200, 403, 200, 200, 404, 200),
             body={"dry_run": True, "use_llm": False, "memory_ids": ["<memory_id>", "<memory2_id>"]}),
     # Review: a dry run counts candidates without the LLM (200 + a note); a real run answers 503 without one.
     ("api/projects/<slug:project_slug>/maintenance/review/", "POST"):
-        Row((401, 401, 401, 403, 200, 403, 200, 200, 403, 200), body={"dry_run": True}),
+        Row((401, 401, 401, 404, 200, 403, 200, 200, 404, 200), body={"dry_run": True}),
     ("api/projects/<slug:project_slug>/maintenance/forget/", "POST"):
-        Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200), body={"dry_run": True, "memory_ids": ["<memory_id>"]}),
+        Row((401, 401, 401, 404, 403, 403, 403, 200, 404, 200), body={"dry_run": True, "memory_ids": ["<memory_id>"]}),
     # Curation: people only (an agent's token is refused even in its own project); reads for members, acts for
     # curators and admins.
-    ("api/projects/<slug:project_slug>/edges/", "GET"): Row((401, 401, 401, 403, 403, 200, 200, 200, 403, 200)),
+    ("api/projects/<slug:project_slug>/edges/", "GET"): Row((401, 401, 401, 404, 403, 200, 200, 200, 404, 200)),
     ("api/projects/<slug:project_slug>/edges/", "POST"):
-        Row((401, 401, 401, 403, 403, 403, 201, 201, 403, 201),
+        Row((401, 401, 401, 404, 403, 403, 201, 201, 404, 201),
             body={"source_id": "<memory2_id>", "target_id": "<memory_id>", "relation": "causal"}),
     ("api/projects/<slug:project_slug>/edges/bulk/", "POST"):
-        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"edge_ids": ["<edge_id>"], "status": "rejected"}),
+        Row((401, 401, 401, 404, 403, 403, 200, 200, 404, 200), body={"edge_ids": ["<edge_id>"], "status": "rejected"}),
     ("api/projects/<slug:project_slug>/edges/<int:edge_id>/", "PATCH"):
-        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"status": "approved", "reason": "checked"}),
+        Row((401, 401, 401, 404, 403, 403, 200, 200, 404, 200), body={"status": "approved", "reason": "checked"}),
     ("api/projects/<slug:project_slug>/edges/<int:edge_id>/", "DELETE"):
-        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200)),
+        Row((401, 401, 401, 404, 403, 403, 200, 200, 404, 200)),
     ("api/projects/<slug:project_slug>/memories/<int:memory_id>/", "PATCH"):
-        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"sensitive": True, "reason": "a passport"}),
+        Row((401, 401, 401, 404, 403, 403, 200, 200, 404, 200), body={"sensitive": True, "reason": "a passport"}),
     ("api/projects/<slug:project_slug>/memories/<int:memory_id>/repeats/", "GET"):
-        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200)),  # quotes the values: curators and admins
-    ("api/projects/<slug:project_slug>/entities/", "GET"): Row((401, 401, 401, 403, 403, 200, 200, 200, 403, 200)),
+        Row((401, 401, 401, 404, 403, 403, 200, 200, 404, 200)),  # quotes the values: curators and admins
+    ("api/projects/<slug:project_slug>/entities/", "GET"): Row((401, 401, 401, 404, 403, 200, 200, 200, 404, 200)),
     ("api/projects/<slug:project_slug>/entities/<int:entity_id>/", "PATCH"):
-        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"name": "The Bund waterfront"}),
+        Row((401, 401, 401, 404, 403, 403, 200, 200, 404, 200), body={"name": "The Bund waterfront"}),
     ("api/projects/<slug:project_slug>/entities/<int:entity_id>/merge/", "POST"):
-        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"duplicate_id": "<entity2_id>"}),
+        Row((401, 401, 401, 404, 403, 403, 200, 200, 404, 200), body={"duplicate_id": "<entity2_id>"}),
     ("api/projects/<slug:project_slug>/entities/<int:entity_id>/split/", "POST"):
-        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"alias": "Bund Waterfront"}),
+        Row((401, 401, 401, 404, 403, 403, 200, 200, 404, 200), body={"alias": "Bund Waterfront"}),
     ("api/projects/<slug:project_slug>/entities/<int:entity_id>/dismiss/", "POST"):
-        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200), body={"other_id": "<entity2_id>"}),
+        Row((401, 401, 401, 404, 403, 403, 200, 200, 404, 200), body={"other_id": "<entity2_id>"}),
     ("api/projects/<slug:project_slug>/curation/actions/", "GET"):
-        Row((401, 401, 401, 403, 403, 200, 200, 200, 403, 200)),
+        Row((401, 401, 401, 404, 403, 200, 200, 200, 404, 200)),
     ("api/projects/<slug:project_slug>/curation/actions/<int:act_id>/undo/", "POST"):
-        Row((401, 401, 401, 403, 403, 403, 200, 200, 403, 200)),
+        Row((401, 401, 401, 404, 403, 403, 200, 200, 404, 200)),
     # Administration: the project's admins (logged in) and superusers, never a token. Each call's writes are
     # rolled back, so both add authz-newcomer and both remove authz-joiner (a viewer kept for these rows).
-    ("api/projects/<slug:project_slug>/members/", "GET"): Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
+    ("api/projects/<slug:project_slug>/members/", "GET"): Row((401, 401, 401, 404, 403, 403, 403, 200, 404, 200)),
     ("api/projects/<slug:project_slug>/members/", "POST"):
-        Row((401, 401, 401, 403, 403, 403, 403, 201, 403, 201), body={"user": "authz-newcomer", "role": "viewer"}),
+        Row((401, 401, 401, 404, 403, 403, 403, 201, 404, 201), body={"user": "authz-newcomer", "role": "viewer"}),
     ("api/projects/<slug:project_slug>/engine-settings/", "GET"):
-        Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
+        Row((401, 401, 401, 404, 403, 403, 403, 200, 404, 200)),
     ("api/projects/<slug:project_slug>/engine-settings/", "PATCH"):
-        Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200), body={"values": {"recall_k": 12}}),
+        Row((401, 401, 401, 404, 403, 403, 403, 200, 404, 200), body={"values": {"recall_k": 12}}),
     ("api/projects/<slug:project_slug>/accounts/", "POST"):
-        Row((401, 401, 401, 403, 403, 403, 403, 201, 403, 201), body={"username": "authz-brand-new", "role": "viewer"}),
+        Row((401, 401, 401, 404, 403, 403, 403, 201, 404, 201), body={"username": "authz-brand-new", "role": "viewer"}),
     ("api/projects/<slug:project_slug>/members/<int:user_id>/", "PATCH"):
-        Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200), body={"role": "viewer"}),
+        Row((401, 401, 401, 404, 403, 403, 403, 200, 404, 200), body={"role": "viewer"}),
     ("api/projects/<slug:project_slug>/members/<int:user_id>/", "DELETE"):
-        Row((401, 401, 401, 403, 403, 403, 403, 204, 403, 204)),
-    ("api/projects/<slug:project_slug>/tokens/", "GET"): Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
+        Row((401, 401, 401, 404, 403, 403, 403, 204, 404, 204)),
+    ("api/projects/<slug:project_slug>/tokens/", "GET"): Row((401, 401, 401, 404, 403, 403, 403, 200, 404, 200)),
     ("api/projects/<slug:project_slug>/tokens/", "POST"):
-        Row((401, 401, 401, 403, 403, 403, 403, 201, 403, 201), body={"name": "matrix agent"}),
+        Row((401, 401, 401, 404, 403, 403, 403, 201, 404, 201), body={"name": "matrix agent"}),
     ("api/projects/<slug:project_slug>/tokens/<int:token_id>/", "DELETE"):
-        Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
+        Row((401, 401, 401, 404, 403, 403, 403, 200, 404, 200)),
     # Export: any member or the project's token, as the graph (what the reader may not see is masked in the file).
-    ("api/projects/<slug:project_slug>/export/", "GET"): Row((401, 401, 401, 403, 200, 200, 200, 200, 403, 200)),
+    ("api/projects/<slug:project_slug>/export/", "GET"): Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200)),
     # Bulk forgetting: the same people. A started job is rolled back with the call, so it never runs.
     ("api/projects/<slug:project_slug>/forget/preview/", "POST"):
-        Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200), body={"text_contains": "Bund", "mode": "hard"}),
-    ("api/projects/<slug:project_slug>/forget/jobs/", "GET"): Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
+        Row((401, 401, 401, 404, 403, 403, 403, 200, 404, 200), body={"text_contains": "Bund", "mode": "hard"}),
+    ("api/projects/<slug:project_slug>/forget/jobs/", "GET"): Row((401, 401, 401, 404, 403, 403, 403, 200, 404, 200)),
     ("api/projects/<slug:project_slug>/forget/jobs/", "POST"):
-        Row((401, 401, 401, 403, 403, 403, 403, 202, 403, 202),
+        Row((401, 401, 401, 404, 403, 403, 403, 202, 404, 202),
             body={"text_contains": "Bund", "mode": "soft", "confirm": "<project_slug>", "expect_memories": "<bund>"}),
     ("api/projects/<slug:project_slug>/forget/jobs/<int:job_id>/", "GET"):
-        Row((401, 401, 401, 403, 403, 403, 403, 200, 403, 200)),
+        Row((401, 401, 401, 404, 403, 403, 403, 200, 404, 200)),
     # Pages: login required (a Bearer header is not a login); members of any role; superusers see all.
     ("", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 200, 200), redirect=LOGIN),
-    ("p/<slug:project_slug>/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
+    ("p/<slug:project_slug>/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 404, 200), redirect=LOGIN),
     ("p/<slug:project_slug>/sessions/<int:session_id>/", "GET"):
-        Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
-    ("p/<slug:project_slug>/recalls/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
+        Row((302, 302, 302, 302, 302, 200, 200, 200, 404, 200), redirect=LOGIN),
+    ("p/<slug:project_slug>/recalls/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 404, 200), redirect=LOGIN),
     # The settings page: the project's admins and superusers; its forms post back to it (one act each).
-    ("p/<slug:project_slug>/settings/", "GET"): Row((302, 302, 302, 302, 302, 403, 403, 200, 403, 200), redirect=LOGIN),
-    ("p/<slug:project_slug>/settings/", "POST"): Row((302, 302, 302, 302, 302, 403, 403, 200, 403, 200), fmt="form",
+    ("p/<slug:project_slug>/settings/", "GET"): Row((302, 302, 302, 302, 302, 403, 403, 200, 404, 200), redirect=LOGIN),
+    ("p/<slug:project_slug>/settings/", "POST"): Row((302, 302, 302, 302, 302, 403, 403, 200, 404, 200), fmt="form",
                                                      body={"action": "token_create", "name": "from the page"},
                                                      redirect=LOGIN),
-    ("p/<slug:project_slug>/forget/", "GET"): Row((302, 302, 302, 302, 302, 403, 403, 200, 403, 200), redirect=LOGIN),
-    ("p/<slug:project_slug>/review/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 403, 200), redirect=LOGIN),
+    ("p/<slug:project_slug>/forget/", "GET"): Row((302, 302, 302, 302, 302, 403, 403, 200, 404, 200), redirect=LOGIN),
+    ("p/<slug:project_slug>/review/", "GET"): Row((302, 302, 302, 302, 302, 200, 200, 200, 404, 200), redirect=LOGIN),
 }
 
 # Websocket routes: "open" = accepted and kept open; a number = accepted, then closed with that code.
 OPEN = "open"
 #   PRINCIPALS:             anonymous garbage revoked other_token token viewer curator admin outsider superuser
 WS_MATRIX: dict[str, tuple[int | str, ...]] = {
-    "ws/sessions/<int:session_id>/": (4403, 4403, 4403, 4403, 4403, OPEN, OPEN, OPEN, 4403, OPEN),
+    "ws/sessions/<int:session_id>/": (4403, 4403, 4403, 4403, 4403, OPEN, OPEN, OPEN, 4404, OPEN),
     # The forget page's job progress: the project's admins (logged in) and superusers.
-    "ws/projects/<slug:project_slug>/forget/": (4403, 4403, 4403, 4403, 4403, 4403, 4403, OPEN, 4403, OPEN),
+    "ws/projects/<slug:project_slug>/forget/": (4403, 4403, 4403, 4403, 4403, 4403, 4403, OPEN, 4404, OPEN),
 }
-# The same routes for a session or project nobody has: logged-in users learn it is unknown, others do not.
+# The same routes for a session or project nobody has: logged-in users get 4404, as the outsider above (a code
+# must not tell which ids exist in other projects); the not logged in 4403 for both.
 WS_UNKNOWN = (4403, 4403, 4403, 4403, 4403, 4404, 4404, 4404, 4404, 4404)
 
 ALLOWED = range(200, 300)
@@ -650,12 +654,64 @@ def test_unknown_project_slug_is_404_for_allowed_callers(world):
     assert not mismatches, f"{len(mismatches)} mismatches:\n" + "\n".join(mismatches)
 
 
+NO_STANDING = ("other_token", "outsider")  # authenticated, with standing in another project only
+CSRF_VALUE = re.compile(r'(name="csrfmiddlewaretoken" value=")[^"]*')
+
+
+def _same_page(text: str, slug: str = "", unknown: str = "") -> str:
+    """The answer with what differs per request (the masked CSRF token) blanked, and the slug named as
+    `unknown` where the answer quotes it ("No project 'x'.", a path)."""
+    text = CSRF_VALUE.sub(r"\1", text)
+    if slug:
+        text = text.replace(f"'{slug}'", f"'{unknown}'").replace(f"/{slug}/", f"/{unknown}/")
+    return text
+
+
+def test_no_standing_answers_as_an_unknown_slug(world):
+    """Another project's token and a logged-in non-member get, on every route of the project, the very answer
+    (status and body, the slug aside) a slug nobody has gets: nothing tells them the project exists."""
+    unknown = "no-such-project"
+    mismatches, checked = [], 0
+    for (pattern, method), row in MATRIX.items():
+        if "<slug:project_slug>" not in pattern:
+            continue
+        for principal in NO_STANDING:
+            if row.expect[PRINCIPALS.index(principal)] in (302, 401):
+                continue  # not let in at all (a Bearer header is no login for pages): nothing to compare
+            client = world.clients[principal]
+            existing = call(client, method, fill_path(pattern, world.values), row, world.values)
+            missing = call(client, method, fill_path(pattern, {**world.values, "project_slug": unknown}), row,
+                           world.values)
+            checked += 1
+            if existing.status != 404 or missing.status != 404:
+                mismatches.append(f"{method} {pattern} {principal}: {existing.status} for the project, "
+                                  f"{missing.status} for an unknown slug (both must be 404)")
+            elif _same_page(existing.text, str(world.values["project_slug"]), unknown) != _same_page(missing.text):
+                mismatches.append(f"{method} {pattern} {principal}: the 404 bodies differ: {existing.text[:160]!r} "
+                                  f"vs {missing.text[:160]!r}")
+    assert checked > 60
+    assert not mismatches, f"{len(mismatches)} mismatches:\n" + "\n".join(mismatches)
+
+
+def test_a_member_whose_role_is_too_low_still_gets_403(world):
+    """Only standing in the project earns the 403 that says "not with your role" (and a token's people-only acts)."""
+    slug = world.values["project_slug"]
+    viewer, token = world.clients["viewer"], world.clients["token"]
+    answer = viewer.post(f"/api/projects/{slug}/edges/", {"source_id": world.values["memory2_id"],
+                                                          "target_id": world.values["memory_id"],
+                                                          "relation": "causal"}, format="json")
+    assert answer.status_code == 403 and answer.json()["error"]["code"] == "permission_denied"
+    assert token.get(f"/api/projects/{slug}/edges/").status_code == 403  # agents do not curate, even their own
+    assert viewer.get(f"/p/{slug}/settings/").status_code == 403
+
+
 # --- websockets -----------------------------------------------------------------------------------
 
 
 def ws_headers(world: World, principal: str) -> list[tuple[bytes, bytes]]:
-    """The browser's headers: a same-site Origin, the session cookie if logged in, the token header if any."""
-    headers = [(b"origin", b"http://localhost")]
+    """The browser's headers: the socket's own Host and Origin, the session cookie if logged in, the token header
+    if any."""
+    headers = [(b"host", b"localhost"), (b"origin", b"http://localhost")]
     cookie = world.clients[principal].cookies.get(settings.SESSION_COOKIE_NAME)
     if cookie is not None:
         headers.append((b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie.value}".encode()))
@@ -690,7 +746,8 @@ async def ws_outcome(application, path: str, headers: list[tuple[bytes, bytes]])
 
 @pytest.mark.django_db(transaction=True)
 def test_websocket_matrix(django_user_model):
-    """Members of any role (and superusers) watch a session; everyone else is closed with 4403, unknown ids 4404."""
+    """Members of any role (and superusers) watch a session; the not logged in are closed with 4403, logged-in
+    users without access with 4404, as for unknown ids."""
     from contextweaver_site.asgi import application
     from memory.live import listener
 

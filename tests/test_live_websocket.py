@@ -50,11 +50,11 @@ def test_anonymous_socket_is_closed_with_4403(live_server_process, agent_session
         assert close_code(ws) == 4403
 
 
-def test_non_member_is_closed_with_4403_and_unknown_session_with_4404(live_server_process, agent_session):
+def test_non_member_and_unknown_session_are_both_closed_with_4404(live_server_process, agent_session):
     outsider = get_user_model().objects.create_user("outsider", password="pw")
     cookie = session_cookie(outsider)
     with open_socket(live_server_process, agent_session.pk, cookie) as ws:
-        assert close_code(ws) == 4403
+        assert close_code(ws) == 4404  # as for a session that does not exist (tests/test_live_auth.py)
     viewer = member(agent_session.project, "viewer")
     with open_socket(live_server_process, 999_999_999, session_cookie(viewer)) as ws:
         assert close_code(ws) == 4404

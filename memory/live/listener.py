@@ -22,6 +22,10 @@ process also take the NOTIFY path: one path, one copy, commit order.
 An edge change also goes to the sessions its ends live in, when they are not the change's own session
 (`crossing_messages`): a supersede across sessions is recorded with the new memory's session, and the old
 memory's open page draws the edge (and its far end as a ghost) as it happens.
+
+The same connection listens on `cw_auth` too: a logout or a deactivated account in any process
+(memory/live/revocation.py) closes that user's sockets in this one (group `user.<id>`). Nothing is
+re-read for those after a reconnect: the sockets ask the login again before they send anything.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from psycopg.conninfo import make_conninfo
 from ..engine import events
 from ..engine.snapshots import change_snapshot
 from ..models import GraphChange, Memory
-from . import subscriptions
+from . import revocation, subscriptions
 
 logger = logging.getLogger(__name__)
 
@@ -158,6 +162,7 @@ class ChangeListener:
                     self.floor = await database_sync_to_async(_current_max_id)()  # also starts the embedded DB
                 async with await psycopg.AsyncConnection.connect(conninfo(), autocommit=True) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
+                    await conn.execute(f"LISTEN {revocation.CHANNEL}")  # logouts, deactivations: close sockets
                     events.bridge_attach(True)
                     self.listening.set()
                     if not first:
@@ -177,10 +182,23 @@ class ChangeListener:
     async def _receive(self, conn: psycopg.AsyncConnection) -> None:
         while True:
             async for notify in conn.notifies(timeout=HEALTH_CHECK_SECONDS):
+                if notify.channel == revocation.CHANNEL:
+                    await self._revoke(notify.payload)
+                    continue
                 notice = parse_notice(notify.payload)
                 if notice is not None:
                     self.queue.put_nowait(notice)
             await conn.execute("SELECT 1")  # idle for a while: make sure the connection still works
+
+    async def _revoke(self, payload: str) -> None:
+        """A logout or deactivation (memory/live/revocation.py): close that user's sockets in this process."""
+        notice = revocation.parse_notice(payload)
+        if notice is None:
+            return
+        try:
+            await revocation.deliver(self.layer, *notice)
+        except Exception:  # noqa: BLE001 - the sockets still stop at their next send (revocation.login_user)
+            logger.exception("live: closing the sockets of user %s failed", notice[0])
 
     async def _refill(self) -> None:
         """After a reconnect: whatever committed while we were deaf, for the projects watched here."""
