@@ -80,6 +80,7 @@ eval: setup
 
 lint: setup
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
 
 lock: setup
 	$(PY) -m pip freeze --exclude-editable | sed '1i # Versions verified together on Python 3.11 (pip install -c constraints.txt). Regenerate with `make lock`.' > constraints.txt
