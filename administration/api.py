@@ -7,9 +7,9 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from contextweaver_site.http.access import request_access
+from contextweaver_site.http.validation import valid
 from memory.access import Access
-from memory.api.access import request_access
-from memory.api.serializers import valid
 from memory.models import Role
 
 from . import services

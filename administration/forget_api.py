@@ -12,12 +12,12 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from contextweaver_site.http.access import request_access
+from contextweaver_site.http.validation import valid_serializer
 from memory.access import Access
-from memory.api.access import request_access
 from memory.api.maintenance import ForgetSelectionInput
-from memory.api.serializers import MAX_ID, valid_serializer
 from memory.errors import NotFoundError
-from memory.models import Role
+from memory.models import MAX_ID, Role
 
 from .forgetting import forget_job_start, forget_jobs, forget_preview, job_json, jobs_json
 from .models import ForgetJob

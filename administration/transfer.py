@@ -26,7 +26,7 @@ from typing import Any
 
 from rest_framework.utils.json import strict_constant
 
-from memory.api.parsers import json_problems
+from contextweaver_site.http.parsers import json_problems
 from memory.api.serializers import SessionInput
 from memory.conf import memory_settings
 from memory.engine.ingest import IDEMPOTENCY_KEY_MAX, metadata_problem
@@ -248,7 +248,7 @@ def import_parse(lines: Iterable[str]) -> list[dict]:
             raise _refused(number, "-", f"nested too deeply (at most {depth} levels)") from None
         except ValueError as exc:
             raise _refused(number, "-", f"not JSON ({getattr(exc, 'msg', exc)})") from None
-        problems = json_problems(row, max_depth=depth)  # the API's parser's own checks (memory/api/parsers.py)
+        problems = json_problems(row, max_depth=depth)  # the API's parser's own checks (contextweaver_site/http/parsers.py)
         if problems:
             field, messages = min(problems.items())
             raise _refused(number, "-" if field == "non_field_errors" else field, messages[0])

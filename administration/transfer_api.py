@@ -15,8 +15,8 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers
 from rest_framework.views import APIView
 
-from memory.api.access import request_access
-from memory.api.serializers import id_field, valid
+from contextweaver_site.http.access import request_access
+from contextweaver_site.http.validation import id_field, valid
 from memory.engine.maintenance.common import session_in
 from memory.reads.export import export_rows
 

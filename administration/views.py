@@ -14,11 +14,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
+from contextweaver_site.http.pages import page_access
 from memory.access import Access, NotAllowed
 from memory.errors import MemoryEngineError
 from memory.mirror.sync import mirror_status
 from memory.models import AgentSession, Role
-from memory.web.access import page_access
 from memory.web.labels import KINDS, choices
 
 from . import services

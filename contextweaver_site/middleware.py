@@ -28,7 +28,7 @@ class RejectNulQueryMiddleware:
     """A NUL character (`%00`) in the query string is a 400 before any view runs.
 
     PostgreSQL text cannot hold NUL, so a search such as `/?q=%00` reached the database and failed
-    there with a 500. (JSON bodies are checked by the API's parser: memory/api/parsers.py.)
+    there with a 500. (JSON bodies are checked by the API's parser: contextweaver_site/http/parsers.py.)
     """
 
     MESSAGE = "NUL characters (%00) are not allowed in the query string."

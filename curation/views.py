@@ -6,8 +6,8 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.urls import reverse
 
+from contextweaver_site.http.pages import may_curate, page_access
 from memory.models import AgentSession
-from memory.web.access import may_curate, page_access
 from memory.web.labels import all_choices
 
 from .services import CURATED_RELATIONS

@@ -1,4 +1,4 @@
-"""Errors of the memory engine. The API maps them to HTTP statuses in api/errors.py."""
+"""Errors of the memory engine. The API maps them to HTTP statuses in contextweaver_site/http/errors.py."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ import pytest
 from django.db import InterfaceError, OperationalError
 from procrastinate.exceptions import ConnectorException
 
-from memory.api.errors import exception_handler
+from contextweaver_site.http.errors import exception_handler
 
 
 @pytest.mark.parametrize("error", [OperationalError("server closed the connection unexpectedly"),

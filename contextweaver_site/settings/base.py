@@ -199,9 +199,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["memory.api.parsers.StorableJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["contextweaver_site.http.parsers.StorableJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "memory.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "contextweaver_site.http.errors.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
     # Rate limits (memory/api/throttles.py): 429 with Retry-After beyond them.

@@ -7,8 +7,9 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory.api.pagination import BoundedPagination, page_of
-from memory.api.serializers import MemoryOutput, id_field, valid
+from contextweaver_site.http.pagination import BoundedPagination, page_of
+from contextweaver_site.http.validation import id_field, valid
+from memory.api.serializers import MemoryOutput
 from memory.models import Role
 from memory.selectors import actor_names
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from contextweaver_site.http.access import request_access
 from memory.access import Access
-from memory.api.access import request_access
 from memory.api.serializers import EdgeOutput, MemoryOutput
 from memory.models import Role
 from memory.reads.review import review_rows

@@ -7,8 +7,8 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory.api.pagination import BoundedPagination, page_of
-from memory.api.serializers import id_field, valid
+from contextweaver_site.http.pagination import BoundedPagination, page_of
+from contextweaver_site.http.validation import id_field, valid
 from memory.models import Role
 
 from .. import entities as entity_acts

@@ -8,8 +8,9 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory.api.serializers import memory_label, valid
+from contextweaver_site.http.validation import valid
 from memory.models import Memory, MemoryKind, MemoryStatus
+from memory.reads.rows import memory_label
 
 from .. import services
 from ..selectors import memory_repeats

@@ -16,6 +16,8 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from contextweaver_site.http.access import project_for, request_access
+
 from ..engine.maintenance.common import JobReport, entity_ref
 from ..engine.maintenance.decay import decay_run
 from ..engine.maintenance.forget import MODES, ForgetFilter, forget_run
@@ -24,7 +26,6 @@ from ..engine.maintenance.review import review_run
 from ..engine.maintenance.summarise import summarise_run
 from ..models import Memory, MemoryKind, Project, Role
 from ..reads.rows import memory_rows
-from .access import project_for, request_access
 from .authentication import actor_of
 from .serializers import MAX_ID, MemoryOutput, id_field, valid_serializer
 

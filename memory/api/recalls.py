@@ -13,14 +13,15 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from contextweaver_site.http.access import request_access, session_for
+from contextweaver_site.http.pagination import BoundedPagination, page_of
+
 from ..access import Access
 from ..engine.recall import RecallQuery, memory_recall
 from ..engine.recall.replay import recall_compare, recall_list, recall_replay, recall_summary
 from ..models import RecallTrace
 from ..selectors import actor_names
-from .access import request_access, session_for
 from .authentication import actor_of
-from .pagination import BoundedPagination, page_of
 from .serializers import id_field, valid
 
 MAX_SEARCH = 200

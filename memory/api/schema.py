@@ -2,7 +2,7 @@
 
 - The bearer-token scheme of ProjectTokenAuthentication (without it Swagger's Authorize offered only
   the session cookie, and generated clients sent no token).
-- The error answers every operation can give, in the API's one error shape (api/errors.py); views
+- The error answers every operation can give, in the API's one error shape (contextweaver_site/http/errors.py); views
   declare only what is particular to them (e.g. 409, or a 503 with its own meaning).
 """
 

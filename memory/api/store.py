@@ -13,12 +13,13 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from contextweaver_site.http.access import request_access
+
 from ..engine.store import Found, item_delete, item_get, item_put, items_search, namespaces_list
 from ..engine.store.items import MAX_KEY_CHARS, MAX_LABEL_CHARS, MAX_LABELS
 from ..engine.store.query import MAX_LIMIT, MAX_OFFSET
 from ..models import Role
 from ..reads.store import item_rows
-from .access import request_access
 from .authentication import actor_of
 from .serializers import valid
 

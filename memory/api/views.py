@@ -9,6 +9,9 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from contextweaver_site.http.access import project_for, request_access, session_for
+from contextweaver_site.http.pagination import BoundedPagination
+
 from ..access import Access
 from ..engine.ingest import InteractionInput, interactions_accept
 from ..engine.maintenance.forget import memory_forget
@@ -23,9 +26,7 @@ from ..reads.recall import recall_body
 from ..reads.rows import interaction_rows
 from ..selectors import change_list, interaction_list, session_list, session_with_counts
 from . import serializers as s
-from .access import project_for, request_access, session_for
 from .authentication import actor_of
-from .pagination import BoundedPagination
 
 WAIT_PARAM = OpenApiParameter("wait", bool, description="Process before answering (201 with results) instead of 202.")
 IDEMPOTENCY_HEADER = OpenApiParameter(

@@ -16,12 +16,13 @@ from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 
+from contextweaver_site.http.pages import may_administer, may_curate, page_access
+
 from ..access import Access
 from ..engine.recall.replay import recall_list, recall_summary
 from ..models import AgentSession, Memory, Project
 from ..reads.rows import interaction_rows
 from ..selectors import actor_names, failing_interactions, interaction_list, proposal_count, session_list
-from .access import may_administer, may_curate, page_access
 from .labels import all_choices
 
 SESSIONS_PER_PAGE = 50

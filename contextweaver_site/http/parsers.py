@@ -13,7 +13,7 @@ from typing import Any
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import JSONParser
 
-from ..conf import memory_settings
+from memory.conf import memory_settings
 
 
 def printable(text: str) -> str:

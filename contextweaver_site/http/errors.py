@@ -15,8 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from contextweaver_site.request_guard import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS
-
-from ..errors import MemoryEngineError, ValidationFailed
+from memory.errors import MemoryEngineError, ValidationFailed
 
 logger = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from rest_framework.exceptions import NotFound, PermissionDenied
 
-from ..access import Access, NotAllowed, NotAMember, UnknownProject, project_access, unknown_project_message
-from ..models import AgentSession, ApiToken, Project, Role
+from memory.access import Access, NotAllowed, NotAMember, UnknownProject, project_access, unknown_project_message
+from memory.models import AgentSession, ApiToken, Project, Role
 
 
 def request_access(request, slug: str, *, min_role: str = Role.VIEWER, agents: bool = True,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from ..access import Access, NotAllowed, NotAMember, UnknownProject, project_access
-from ..models import Role
+from memory.access import Access, NotAllowed, NotAMember, UnknownProject, project_access
+from memory.models import Role
 
 
 def page_access(user, slug: str) -> Access:
