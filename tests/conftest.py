@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from memory.engine.projects import project_create, session_create, token_issue
-from memory.models import AgentSession, Project
+from memory.models import AgentSession, Membership, Project, Role
 
 from .mirror_support import falkordb_url  # noqa: F401
 from .openai_server import openai_server  # noqa: F401
@@ -27,6 +28,21 @@ def api(raw_token) -> APIClient:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_token}")
     return client
+
+
+@pytest.fixture
+def readers(project, raw_token) -> dict[str, APIClient]:
+    """The one place for an API client per kind of reader of the project: "viewer", "curator", "admin" (logged-in
+    members) and "token" (the project's agent token)."""
+    clients = {}
+    for role in (Role.VIEWER, Role.CURATOR, Role.ADMIN):
+        user = get_user_model().objects.create_user(f"reader-{role}", password="a-long-password-1")
+        Membership.objects.create(project=project, user=user, role=role)
+        clients[str(role)] = APIClient()
+        clients[str(role)].force_login(user)
+    clients["token"] = APIClient()
+    clients["token"].credentials(HTTP_AUTHORIZATION=f"Bearer {raw_token}")
+    return clients
 
 
 @pytest.fixture

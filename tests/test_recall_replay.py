@@ -9,33 +9,18 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
-from rest_framework.test import APIClient
 
 from curation.services import edge_draw, edge_update, memory_update
 from memory.engine.maintenance.forget import ForgetFilter, forget_run
 from memory.engine.projects import session_create
 from memory.engine.recall import RecallQuery, memory_recall
-from memory.models import Edge, GraphChange, Membership, RecallTrace, Role
+from memory.models import Edge, GraphChange, RecallTrace
 from memory.visibility import FORGOTTEN_MASK, SENSITIVE_MASK
 
 from .test_maintenance_support import link, remember
 
 pytestmark = pytest.mark.django_db
 SECRET = "ZX-4417-LOCKER"
-
-
-@pytest.fixture
-def readers(project, raw_token) -> dict[str, APIClient]:
-    clients = {}
-    for role in (Role.VIEWER, Role.CURATOR, Role.ADMIN):
-        user = get_user_model().objects.create_user(f"replay-{role}", password="a-long-password-1")
-        Membership.objects.create(project=project, user=user, role=role)
-        clients[str(role)] = APIClient()
-        clients[str(role)].force_login(user)
-    clients["token"] = APIClient()
-    clients["token"].credentials(HTTP_AUTHORIZATION=f"Bearer {raw_token}")
-    return clients
 
 
 @pytest.fixture

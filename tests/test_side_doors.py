@@ -13,16 +13,14 @@ from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.test import override_settings
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from curation.models import CurationAct
 from curation.services import act_undo, memory_update
 from memory.engine.maintenance.review import review_run
 from memory.engine.maintenance.summarise import summarise_run
-from memory.models import Edge, Interaction, InteractionStatus, Membership, Memory, Role
+from memory.models import Edge, Interaction, InteractionStatus, Memory
 from memory.visibility import PENDING_MASK, SENSITIVE_MASK
 
 from .conftest import interactions_url
@@ -35,25 +33,11 @@ PASSPORT = "XK7781234"
 DOCTOR = "+8613911112222"
 
 
-@pytest.fixture
-def clients(project, raw_token) -> dict[str, APIClient]:
-    """An API client per reader: viewer, curator, admin, agent token."""
-    out = {}
-    for role in (Role.VIEWER, Role.CURATOR, Role.ADMIN):
-        user = get_user_model().objects.create_user(f"door-{role}", password="a-long-password-1")
-        Membership.objects.create(project=project, user=user, role=role)
-        out[role] = APIClient()
-        out[role].force_login(user)
-    out["token"] = APIClient()
-    out["token"].credentials(HTTP_AUTHORIZATION=f"Bearer {raw_token}")
-    return out
-
-
 # --- 1. the export ---------------------------------------------------------------------------------------
 
 
 def test_the_export_masks_edge_rationales_and_pending_repeats_for_viewers_and_tokens(project, agent_session,
-                                                                                     clients):
+                                                                                     readers):
     plain = remember(agent_session, "We travel with a passport each")
     secret = remember(agent_session, f"My passport number is {PASSPORT}", sensitive=True)
     link(plain, secret, "elaborates", rationale=f"reuses {PASSPORT}")
@@ -63,18 +47,18 @@ def test_the_export_masks_edge_rationales_and_pending_repeats_for_viewers_and_to
 
     for reader in ("viewer", "token"):
         for file in ("jsonl", "graphml"):
-            answer = clients[reader].get(f"/api/projects/{project.slug}/export/?file={file}")
+            answer = readers[reader].get(f"/api/projects/{project.slug}/export/?file={file}")
             assert answer.status_code == 200, answer.content
             body = b"".join(answer.streaming_content) if answer.streaming else answer.content
             assert PASSPORT.encode() not in body, (reader, file)
         rows = [json.loads(line) for line in
-                b"".join(clients[reader].get(f"/api/projects/{project.slug}/export/").streaming_content).splitlines()]
+                b"".join(readers[reader].get(f"/api/projects/{project.slug}/export/").streaming_content).splitlines()]
         [edge] = [r for r in rows if r["type"] == "edge"]
         assert edge["rationale"] == SENSITIVE_MASK
         [pending] = [r for r in rows if r["type"] == "interaction" and r["status"] == "pending"]
         assert pending["content"] == PENDING_MASK
 
-    admin = b"".join(clients["admin"].get(f"/api/projects/{project.slug}/export/").streaming_content)
+    admin = b"".join(readers["admin"].get(f"/api/projects/{project.slug}/export/").streaming_content)
     assert f"reuses {PASSPORT}".encode() in admin  # who may see it gets it whole
 
 
@@ -95,11 +79,11 @@ def _sent(server: FakeOpenAI) -> str:
     return "\n".join(json.dumps(r.body, ensure_ascii=False) for r in server.chat_requests)
 
 
-def test_no_prompt_carries_a_sensitive_memory(project, agent_session, clients, llm):
+def test_no_prompt_carries_a_sensitive_memory(project, agent_session, readers, llm):
     url = interactions_url(agent_session) + "?wait=true"
     secrets = [f"My passport number is {PASSPORT}, keep it for the visa", f"The doctor's phone is {DOCTOR}"]
     for text in secrets:
-        assert clients["token"].post(url, {"kind": "user_input", "content": text}, format="json").status_code == 201
+        assert readers["token"].post(url, {"kind": "user_input", "content": text}, format="json").status_code == 201
     for memory in Memory.objects.filter(project=project):
         memory_update(project=project, actor="user:1", memory_id=memory.pk, sensitive=True)
     llm.requests.clear()
@@ -108,8 +92,8 @@ def test_no_prompt_carries_a_sensitive_memory(project, agent_session, clients, l
              f"Please call the doctor again at {DOCTOR} about the vaccine",  # repeats a sensitive value
              "The doctor's phone changed, the clinic moved to Pudong"]
     for text in later:
-        assert clients["token"].post(url, {"kind": "user_input", "content": text}, format="json").status_code == 201
-    recall = clients["curator"].post(f"/api/projects/{project.slug}/recall/",
+        assert readers["token"].post(url, {"kind": "user_input", "content": text}, format="json").status_code == 201
+    recall = readers["curator"].post(f"/api/projects/{project.slug}/recall/",
                                      {"query": "what about the passport and the doctor?", "params": {"narrate": True}},
                                      format="json")
     assert recall.status_code == 200, recall.content
@@ -129,7 +113,7 @@ def test_no_prompt_carries_a_sensitive_memory(project, agent_session, clients, l
 # --- 3. a summary made before the mark -------------------------------------------------------------------
 
 
-def test_marking_a_member_reaches_its_summary_and_the_undo_puts_it_back(project, agent_session, clients):
+def test_marking_a_member_reaches_its_summary_and_the_undo_puts_it_back(project, agent_session, readers):
     members = [remember(agent_session, f"The hotel booking code is {PASSPORT}"),
                remember(agent_session, "The hotel is near the Bund, three nights")]
     summary = Memory.objects.get(pk=summarise_run(project=project, actor="t", memory_ids=[m.pk for m in members],
@@ -140,9 +124,9 @@ def test_marking_a_member_reaches_its_summary_and_the_undo_puts_it_back(project,
 
     summary.refresh_from_db()
     assert summary.sensitive
-    graph = clients["viewer"].get(f"/api/projects/{project.slug}/sessions/{agent_session.pk}/graph/").json()
+    graph = readers["viewer"].get(f"/api/projects/{project.slug}/sessions/{agent_session.pk}/graph/").json()
     assert PASSPORT not in json.dumps(graph)
-    recall = clients["token"].post(f"/api/projects/{project.slug}/recall/", {"query": "hotel booking code"},
+    recall = readers["token"].post(f"/api/projects/{project.slug}/recall/", {"query": "hotel booking code"},
                                    format="json")
     assert PASSPORT not in recall.content.decode()
     assert sorted(c.object_id for c in outcome.act.changes.all()) == sorted([members[0].pk, summary.pk])
@@ -157,9 +141,9 @@ def test_marking_a_member_reaches_its_summary_and_the_undo_puts_it_back(project,
 # --- 4. idempotency keys ---------------------------------------------------------------------------------
 
 
-def test_an_idempotency_key_answers_alike_whatever_guess_comes_with_it(project, agent_session, clients):
+def test_an_idempotency_key_answers_alike_whatever_guess_comes_with_it(project, agent_session, readers):
     url = interactions_url(agent_session) + "?wait=true"
-    first = clients["token"].post(url, {"kind": "user_input", "content": "My card PIN is 4821, never share it",
+    first = readers["token"].post(url, {"kind": "user_input", "content": "My card PIN is 4821, never share it",
                                         "idempotency_key": "turn-7"}, format="json")
     assert first.status_code == 201
     [memory_id] = first.json()["interactions"][0]["memory_ids"]
@@ -167,14 +151,14 @@ def test_an_idempotency_key_answers_alike_whatever_guess_comes_with_it(project, 
 
     answers = []
     for guess in ("My card PIN is 4821, never share it", "My card PIN is 0000, never share it"):
-        answer = clients["token"].post(url, {"kind": "user_input", "content": guess, "idempotency_key": "turn-7"},
+        answer = readers["token"].post(url, {"kind": "user_input", "content": guess, "idempotency_key": "turn-7"},
                                        format="json")
         answers.append((answer.status_code, answer.json()))
     assert answers[0] == answers[1]
     assert answers[0][0] == 409 and "differs" not in json.dumps(answers[0][1])
 
     # one who may see the content keeps the usual answer: a true retry is a duplicate
-    same = clients["curator"].post(url, {"kind": "user_input", "content": "My card PIN is 4821, never share it",
+    same = readers["curator"].post(url, {"kind": "user_input", "content": "My card PIN is 4821, never share it",
                                          "idempotency_key": "turn-7"}, format="json")
     assert same.status_code == 200 and same.json()["interactions"][0]["duplicate"] is True
     assert Interaction.objects.filter(session=agent_session).count() == 1
@@ -183,20 +167,20 @@ def test_an_idempotency_key_answers_alike_whatever_guess_comes_with_it(project, 
 # --- 7. the summarise job --------------------------------------------------------------------------------
 
 
-def test_summarise_tells_a_token_nothing_of_sensitive_memories(project, agent_session, clients):
+def test_summarise_tells_a_token_nothing_of_sensitive_memories(project, agent_session, readers):
     secret = remember(agent_session, "Dr. Okonkwo prescribed the insulin dose", sensitive=True)
     shown = [remember(agent_session, "The hotel is near the Bund"), remember(agent_session, "The Bund walk at night")]
     url = f"/api/projects/{project.slug}/maintenance/summarise/"
 
-    unknown = clients["token"].post(url, {"entity": "Nobody Atall", "dry_run": True}, format="json")
-    named_only_in_secret = clients["token"].post(url, {"entity": "Okonkwo", "dry_run": True}, format="json")
+    unknown = readers["token"].post(url, {"entity": "Nobody Atall", "dry_run": True}, format="json")
+    named_only_in_secret = readers["token"].post(url, {"entity": "Okonkwo", "dry_run": True}, format="json")
     assert named_only_in_secret.status_code == unknown.status_code == 400
     assert named_only_in_secret.json()["error"]["code"] == unknown.json()["error"]["code"]
 
-    dry = clients["token"].post(url, {"session_id": agent_session.pk, "dry_run": True}, format="json")
+    dry = readers["token"].post(url, {"session_id": agent_session.pk, "dry_run": True}, format="json")
     assert dry.status_code == 200, dry.content
     assert sorted(dry.json()["ids"]["members"]) == sorted(m.pk for m in shown)
     assert secret.pk not in dry.json()["ids"]["members"]
-    admin = clients["admin"].post(url, {"session_id": agent_session.pk, "dry_run": True}, format="json")
+    admin = readers["admin"].post(url, {"session_id": agent_session.pk, "dry_run": True}, format="json")
     assert secret.pk in admin.json()["ids"]["members"]  # the rule hides, it does not change the job
     assert Edge.objects.count() == 0  # dry runs wrote nothing

@@ -11,9 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import transaction
-from rest_framework.test import APIClient
 
 from memory.engine.changelog import change_record
 from memory.engine.ingest import InteractionInput, interactions_accept
@@ -24,20 +22,6 @@ from .test_maintenance_support import link, remember
 
 pytestmark = pytest.mark.django_db
 PHONE = "+8613912345678"
-
-
-@pytest.fixture
-def readers(project, raw_token):
-    """An API client per reader: viewer, curator, agent token."""
-    clients = {}
-    for role in (Role.VIEWER, Role.CURATOR):
-        user = get_user_model().objects.create_user(f"reader-{role}", password="a-long-password-1")
-        Membership.objects.create(project=project, user=user, role=role)
-        clients[role] = APIClient()
-        clients[role].force_login(user)
-    clients["token"] = APIClient()
-    clients["token"].credentials(HTTP_AUTHORIZATION=f"Bearer {raw_token}")
-    return clients
 
 
 @pytest.fixture
