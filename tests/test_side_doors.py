@@ -184,3 +184,36 @@ def test_summarise_tells_a_token_nothing_of_sensitive_memories(project, agent_se
     admin = readers["admin"].post(url, {"session_id": agent_session.pk, "dry_run": True}, format="json")
     assert secret.pk in admin.json()["ids"]["members"]  # the rule hides, it does not change the job
     assert Edge.objects.count() == 0  # dry runs wrote nothing
+
+
+# --- what a mark reaches when it is said again -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "private"), [
+    ("+8613800138000", True), ("138-0013-8000", True), (PASSPORT, True), ("ana.silva@example.com", True),
+    ("2027-10-12", False), ("08:00", False), ("4000 CNY", False), ("docs/", False), ("read_file", False)])
+def test_only_distinctive_values_carry_a_mark_to_new_memories(value, private):
+    from memory.engine.sensitivity import distinctive
+
+    assert distinctive(value) is private
+
+
+def test_a_new_memory_repeating_a_marked_value_is_born_sensitive_and_a_shared_path_is_not(project, agent_session,
+                                                                                        readers):
+    url = interactions_url(agent_session) + "?wait=true"
+    first = readers["token"].post(url, {"kind": "user_input",
+                                        "content": f"Read docs/setup.md; my doctor's phone is {DOCTOR}"},
+                                  format="json").json()["interactions"][0]
+    [marked] = first["memory_ids"]
+    memory_update(project=project, actor="user:1", memory_id=marked, sensitive=True)
+
+    rows = {}
+    for name, text in (("repeat", f"Call {DOCTOR} tomorrow morning about the test results"),
+                       ("path", "Then update docs/setup.md with the new install steps")):
+        rows[name] = readers["token"].post(url, {"kind": "user_input", "content": text},
+                                           format="json").json()["interactions"][0]
+    repeat = Memory.objects.get(pk=rows["repeat"]["memory_ids"][0])
+    path = Memory.objects.get(pk=rows["path"]["memory_ids"][0])
+    assert repeat.sensitive and not path.sensitive
+    shown = readers["viewer"].get(f"/api/projects/{project.slug}/sessions/{agent_session.pk}/interactions/").json()
+    assert DOCTOR not in json.dumps(shown) and "docs/setup.md" in json.dumps(shown)

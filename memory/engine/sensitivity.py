@@ -1,5 +1,5 @@
 """What counts as sensitive text, for every reader that may not see it: a memory a person marked, and any
-text that says one of its values again (a passport number, a phone).
+text that says one of its distinctive values again (a passport number, a phone, an e-mail: `distinctive`).
 
 Two users of the rule:
 - LLM prompts. A provider is a reader outside the project, so every prompt builder (filter scoring, edge
@@ -7,7 +7,7 @@ Two users of the rule:
   and a new interaction's text through `text_shareable`. A sensitive memory is left out of a prompt (not
   masked: "[sensitive]" would tell the model nothing); a new interaction repeating a value is judged by
   the rules alone.
-- The write path. A new memory whose text repeats a sensitive memory's value is born sensitive
+- The write path. A new memory whose text repeats a sensitive memory's distinctive value is born sensitive
   (`repeats_sensitive`), so its text and its interaction are masked like the first's: the mark reaches
   what is said again after it, not only what was said before.
 tests/test_side_doors.py captures every prompt a configured LLM receives and looks for such values.
@@ -15,6 +15,7 @@ tests/test_side_doors.py captures every prompt a configured LLM receives and loo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from ..models import Memory, MemoryStatus
@@ -23,6 +24,8 @@ from ..models import Memory, MemoryStatus
 REPEATABLE_KEYS = ("identifiers", "urls", "paths")
 MIN_NUMBER_DIGITS = 5  # phone numbers, account numbers; not "3 nights"
 MIN_VALUE_CHARS = 3
+MIN_DISTINCTIVE_DIGITS = 5
+DATE_RE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b")
 SENSITIVE_SCAN_LIMIT = 500  # the project's most recent sensitive memories checked against a new text
 
 
@@ -56,7 +59,20 @@ def _sensitive_values(project_id: int) -> list[str]:
     SENSITIVE_SCAN_LIMIT of them)."""
     sensitive = (Memory.objects.filter(project_id=project_id, sensitive=True).exclude(status=MemoryStatus.FORGOTTEN)
                  .only("dimensions").order_by("-id")[:SENSITIVE_SCAN_LIMIT])
-    return list(dict.fromkeys(value.casefold() for memory in sensitive for value in repeated_values(memory)))
+    return list(dict.fromkeys(value.casefold() for memory in sensitive for value in repeated_values(memory)
+                              if distinctive(value)))
+
+
+def distinctive(value: str) -> bool:
+    """A value that names one private thing wherever it is said again: a run of MIN_DISTINCTIVE_DIGITS digits or
+    more, spaces and dashes aside (a passport, a phone, an account), or an e-mail address. A date, a time, an
+    amount, a path or a word ("2027-10-12", "4000 CNY", "docs/") said again is not the marked memory's secret:
+    a person decides about those (the repeats offer)."""
+    if "@" in value and "." in value.split("@")[-1]:
+        return True
+    if DATE_RE.search(value):
+        return False
+    return any(len(run) >= MIN_DISTINCTIVE_DIGITS for run in re.findall(r"\d+", re.sub(r"[\s\-()]", "", value)))
 
 
 def _free_of(text: str, values: list[str]) -> bool:
@@ -65,5 +81,5 @@ def _free_of(text: str, values: list[str]) -> bool:
 
 
 def repeats_sensitive(project_id: int, text: str) -> bool:
-    """Whether a new memory's text says a value of one of the project's sensitive memories again."""
+    """Whether a new memory's text says a distinctive value of one of the project's sensitive memories again."""
     return not text_shareable(project_id, text)
