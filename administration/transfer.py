@@ -248,7 +248,7 @@ def import_parse(lines: Iterable[str]) -> list[dict]:
             raise _refused(number, "-", f"nested too deeply (at most {depth} levels)") from None
         except ValueError as exc:
             raise _refused(number, "-", f"not JSON ({getattr(exc, 'msg', exc)})") from None
-        problems = json_problems(row, max_depth=depth)  # the API's parser's own checks (contextweaver_site/http/parsers.py)
+        problems = json_problems(row, max_depth=depth)  # the API parser's own checks (http/parsers.py)
         if problems:
             field, messages = min(problems.items())
             raise _refused(number, "-" if field == "non_field_errors" else field, messages[0])
