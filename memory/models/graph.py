@@ -83,6 +83,10 @@ class Memory(models.Model):
             # list, and the access counts a recall writes fill it (make bench: the lexical seed 8 -> 5 ms
             # p50 at 100,000 memories once it was gone). Writes pay a little instead.
             GinIndex(fields=["search_vector"], name="memory_search_vector_gin", fastupdate=False),
+            # The project's sensitive memories, read once per new memory (engine/sensitivity.py: a value said
+            # again is born sensitive): a handful of rows, never a scan of the project's memories.
+            models.Index(fields=["project", "-id"], condition=models.Q(sensitive=True),
+                         name="memory_sensitive_project"),
         ]
         verbose_name_plural = "memories"
 
