@@ -9,10 +9,12 @@ from contextweaver_site.http.pagination import page_of
 from contextweaver_site.http.validation import IdField, id_field, valid, valid_serializer  # noqa: F401  (memory/api views use s.valid)
 
 from ..conf import memory_settings
-from ..engine.ingest import IDEMPOTENCY_KEY_MAX, metadata_problem
+from ..engine.ingest import EXTERNAL_ID_MAX, IDEMPOTENCY_KEY_MAX, metadata_problem
+from ..engine.links import LINK_RELATIONS, MAX_LINKS
 from ..engine.recall.config import RECALL_PRESETS
 from ..engine.store.items import SESSION_ID_PREFIX as STORE_SESSION_PREFIX
-from ..models import MAX_ID, AgentSession, Edge, Entity, GraphChange, Interaction, InteractionKind, Memory
+from ..engine.use import MAX_USED
+from ..models import MAX_ID, AgentSession, Edge, Entity, GraphChange, Interaction, InteractionKind, Memory, Relation
 from ..reads.rows import memory_label
 
 
@@ -74,6 +76,26 @@ class SessionOutput(serializers.ModelSerializer):
                   "proposal_count", "last_change_at"]
 
 
+class LinkInput(serializers.Serializer):
+    """One earlier interaction this one depends on, named by exactly one of id, idempotency_key, external_id."""
+
+    id = IdField(required=False, min_value=1, help_text="Our id of an interaction of this project.")
+    idempotency_key = serializers.CharField(max_length=IDEMPOTENCY_KEY_MAX, required=False, trim_whitespace=False,
+                                            help_text="The idempotency key of an interaction of this session.")
+    external_id = serializers.CharField(max_length=EXTERNAL_ID_MAX, required=False, trim_whitespace=False,
+                                        help_text="The external id of an interaction of this session; it may "
+                                                  "arrive later (the link waits for it).")
+    relation = serializers.ChoiceField(choices=LINK_RELATIONS, required=False, default=Relation.CAUSAL,
+                                       help_text="How this interaction depends on that one (default causal).")
+
+    def validate(self, data: dict) -> dict:
+        named = [name for name in ("id", "idempotency_key", "external_id") if name in data]
+        if len(named) != 1:
+            raise serializers.ValidationError("Name the interaction by exactly one of id, idempotency_key, "
+                                              "external_id.")
+        return data
+
+
 class InteractionInput(serializers.Serializer):
     kind = serializers.ChoiceField(choices=InteractionKind.choices)
     content = serializers.CharField(trim_whitespace=False)
@@ -83,6 +105,19 @@ class InteractionInput(serializers.Serializer):
         max_length=IDEMPOTENCY_KEY_MAX, required=False, allow_null=True, default=None, trim_whitespace=False,
         help_text="A retry with the same key and the same interaction answers 200 with the stored one; "
                   "the same key with different content is a 409. Kept exactly as sent.")
+    external_id = serializers.CharField(
+        max_length=EXTERNAL_ID_MAX, required=False, allow_blank=True, default="", trim_whitespace=False,
+        help_text="Your framework's id for it (message, tool-call or span id), unique in the session: links "
+                  "may name it, and a resend with the same external id is the same interaction.")
+    links = LinkInput(many=True, required=False, default=list, max_length=MAX_LINKS,
+                      help_text=f"Earlier interactions it depends on (at most {MAX_LINKS}): each becomes an edge "
+                                "of origin `agent`, confidence 1, once both ends are processed.")
+    recall_id = IdField(required=False, allow_null=True, default=None, min_value=1,
+                        help_text="The recall (its `recall_id`) this interaction acted on: its memory gets edges "
+                                  "of origin `use` from what that recall returned.")
+    used = serializers.ListField(child=IdField(min_value=1), required=False, default=list, max_length=MAX_USED,
+                                 help_text="The memory ids it acted on, when you know them: edges from each at "
+                                           "confidence 1 (otherwise the recall's top results, weighted by rank).")
 
     def validate_content(self, value: str) -> str:
         if not value.strip():
@@ -104,16 +139,33 @@ class InteractionBatchInput(serializers.Serializer):
         return value
 
 
+class LinkOutput(serializers.Serializer):
+    by = serializers.ChoiceField(choices=["id", "idempotency_key", "external_id"])
+    ref = serializers.CharField()
+    relation = serializers.CharField()
+    parent_id = serializers.IntegerField(allow_null=True, help_text="The interaction it names, once received.")
+    status = serializers.ChoiceField(
+        choices=["waiting", "resolved", "no_memory"],
+        help_text="waiting: its parent has not arrived or an end is unprocessed; resolved: became `edge_ids`; "
+                  "no_memory: an end kept no memory, and nothing the parent depends on did either.")
+    edge_ids = serializers.ListField(child=serializers.IntegerField())
+    note = serializers.CharField()
+
+
 class InteractionOutput(SchemaOnly, serializers.ModelSerializer):
     """Rows: reads.rows.interaction_rows."""
 
     memory_ids = serializers.ListField(child=serializers.IntegerField())
     attempts = serializers.IntegerField(read_only=True, help_text="How many times processing it failed.")
+    recall_id = serializers.IntegerField(allow_null=True)
+    used = serializers.ListField(child=serializers.IntegerField())
+    links = LinkOutput(many=True, help_text="The links it declared, each with what became of it.")
 
     class Meta:
         model = Interaction
         fields = ["id", "session_id", "kind", "content", "metadata", "occurred_at", "received_at",
-                  "idempotency_key", "status", "scores", "reason", "error", "stage_errors", "attempts", "memory_ids"]
+                  "idempotency_key", "external_id", "recall_id", "used", "links", "status", "scores", "reason",
+                  "error", "stage_errors", "attempts", "memory_ids"]
 
 
 

@@ -14,6 +14,7 @@ from contextweaver_site.http.pagination import BoundedPagination
 
 from ..access import Access
 from ..engine.ingest import InteractionInput, interactions_accept
+from ..engine.links import LinkInput
 from ..engine.maintenance.forget import memory_forget
 from ..engine.pipeline import interaction_process_safely, interaction_promote, interaction_retry
 from ..engine.projects import session_create
@@ -112,7 +113,13 @@ def _interaction_inputs(request) -> list[InteractionInput]:
     if header and any(len(row["idempotency_key"]) > s.IDEMPOTENCY_KEY_MAX for row in rows):
         raise ValidationError({"Idempotency-Key": [f"Keys are at most {s.IDEMPOTENCY_KEY_MAX} characters, "
                                                    "including the ':<index>' a batch adds to the header."]})
-    return [InteractionInput(**row) for row in rows]
+    return [_interaction_input(row) for row in rows]
+
+
+def _interaction_input(row: dict) -> InteractionInput:
+    links = tuple(LinkInput(by=by, ref=str(link[by]), relation=link["relation"]) for link in row.pop("links")
+                  for by in ("id", "idempotency_key", "external_id") if by in link)
+    return InteractionInput(**{**row, "links": links, "used": tuple(row["used"])})
 
 
 def _accepted_row(interaction: Interaction, *, duplicate: bool) -> dict:

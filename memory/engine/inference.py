@@ -18,7 +18,17 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from ..errors import ProviderError
-from ..models import Edge, EdgeOrigin, EdgeStatus, Interaction, InteractionKind, Memory, MemoryKind, Relation
+from ..models import (
+    KNOWN_ORIGINS,
+    Edge,
+    EdgeOrigin,
+    EdgeStatus,
+    Interaction,
+    InteractionKind,
+    Memory,
+    MemoryKind,
+    Relation,
+)
 from ..providers import get_llm
 from .changelog import ENGINE_ACTOR, change_record
 from .operations import Op
@@ -260,7 +270,7 @@ def edges_apply(child: Memory, proposals: list[Proposal], threshold: float, *, n
                     .values_list("source_id", "relation", "origin", "status")) if proposals and not new_child else []
     # A pair a person decided about (drew, approved, rejected, relabelled) is theirs: nothing is inferred on it.
     decided = {source for source, _, origin, status in existing
-               if origin == EdgeOrigin.HUMAN or status != EdgeStatus.INFERRED}
+               if origin in KNOWN_ORIGINS or status != EdgeStatus.INFERRED}
     taken = {(source, relation) for source, relation, _, _ in existing}
     edges = []
     for proposal in proposals:

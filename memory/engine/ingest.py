@@ -23,10 +23,13 @@ from ..models import AgentSession, Interaction, InteractionKind
 from ..visibility import sensitive_interaction_ids
 from .changelog import change_record
 from .jobs import scheduler
+from .links import LinkInput, links_bind, links_check, links_record
 from .operations import Op
 from .snapshots import interaction_snapshot
+from .use import use_check
 
 IDEMPOTENCY_KEY_MAX = 200
+EXTERNAL_ID_MAX = 200
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,10 @@ class InteractionInput:
     metadata: dict[str, Any] = field(default_factory=dict)
     occurred_at: datetime | None = None
     idempotency_key: str | None = None
+    external_id: str = ""  # the agent framework's id (message, tool call, span): links may name it
+    links: tuple[LinkInput, ...] = ()  # earlier interactions it depends on (engine/links.py)
+    recall_id: int | None = None  # the recall it acted on, and the memories it used (engine/use.py)
+    used: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,9 @@ def interaction_input_check(item: InteractionInput) -> None:
         raise ValidationFailed("content must not be empty")
     if size > memory_settings.MAX_CONTENT_BYTES:
         raise ValidationFailed(f"content is {size} bytes; the limit is {memory_settings.MAX_CONTENT_BYTES}")
+    if len(item.external_id) > EXTERNAL_ID_MAX:
+        raise ValidationFailed(f"external_id is longer than {EXTERNAL_ID_MAX} characters")
+    links_check(list(item.links))
 
 
 def interactions_accept(*, session: AgentSession, items: list[InteractionInput], actor: str,
@@ -91,9 +101,19 @@ def interactions_accept(*, session: AgentSession, items: list[InteractionInput],
     for item in items:
         interaction_input_check(item)
     _check_keys_unique(items)
+    where = (lambda i: "links") if len(items) == 1 else (lambda i: f"interactions[{i}].links")
     with transaction.atomic():
+        for index, item in enumerate(items):
+            use_check(project_id=session.project_id, recall_id=item.recall_id, used=list(item.used),
+                      where="" if len(items) == 1 else f"interactions[{index}]")
         accepted = [_accept_one(session=session, item=item, actor=actor, may_see_sensitive=may_see_sensitive)
                     for item in items]
+        for index, (item, entry) in enumerate(zip(items, accepted, strict=True)):
+            if entry.created and item.links:
+                links_record(entry.interaction, list(item.links), where(index))
+        for entry in accepted:
+            if entry.created:
+                links_bind(entry.interaction)  # links that waited for it, earlier or later in this batch
         AgentSession.objects.filter(pk=session.pk).update(last_activity_at=timezone.now())
         new_ids = [a.interaction.pk for a in accepted if a.created]
         if new_ids:
@@ -103,14 +123,16 @@ def interactions_accept(*, session: AgentSession, items: list[InteractionInput],
 
 
 def _check_keys_unique(items: list[InteractionInput]) -> None:
-    repeated = sorted(key for key, n in Counter(i.idempotency_key for i in items if i.idempotency_key).items()
-                      if n > 1)
-    if repeated:
-        message = f"idempotency keys repeated within the batch: {', '.join(map(repr, repeated))}"
-        raise ValidationFailed(message, {"interactions": [message]})
+    for name, values in (("idempotency keys", [i.idempotency_key for i in items if i.idempotency_key]),
+                         ("external ids", [i.external_id for i in items if i.external_id])):
+        repeated = sorted(key for key, n in Counter(values).items() if n > 1)
+        if repeated:
+            message = f"{name} repeated within the batch: {', '.join(map(repr, repeated))}"
+            raise ValidationFailed(message, {"interactions": [message]})
 
 
-def _replayed(existing: Interaction, item: InteractionInput, may_see_sensitive: bool) -> Accepted:
+def _replayed(existing: Interaction, item: InteractionInput, may_see_sensitive: bool,
+              named: str = "idempotency key") -> Accepted:
     """The stored interaction for a retried key, if the retry carries the same interaction.
 
     Comparing would be an oracle when the caller may not see the stored content (a sensitive memory was
@@ -119,9 +141,9 @@ def _replayed(existing: Interaction, item: InteractionInput, may_see_sensitive: 
     its memory by the write path, nothing is lost)."""
     if not may_see_sensitive and sensitive_interaction_ids([existing.pk]):
         raise IdempotencyConflict(
-            f"idempotency key {item.idempotency_key!r} was already used for interaction {existing.pk}, whose "
+            f"{named} {_name_value(item, named)!r} was already used for interaction {existing.pk}, whose "
             "content you may not see; use a new key for a new interaction",
-            {"interaction_id": existing.pk, "idempotency_key": item.idempotency_key},
+            {"interaction_id": existing.pk, named.replace(" ", "_"): _name_value(item, named)},
         )
     differs = [name for name, same in (
         ("kind", existing.kind == item.kind), ("content", existing.content == item.content),
@@ -130,31 +152,49 @@ def _replayed(existing: Interaction, item: InteractionInput, may_see_sensitive: 
     ) if not same]
     if differs:
         raise IdempotencyConflict(
-            f"idempotency key {item.idempotency_key!r} was already used for interaction {existing.pk} with a "
+            f"{named} {_name_value(item, named)!r} was already used for interaction {existing.pk} with a "
             f"different {', '.join(differs)}; use a new key for a new interaction",
-            {"interaction_id": existing.pk, "idempotency_key": item.idempotency_key, "differs": differs},
+            {"interaction_id": existing.pk, named.replace(" ", "_"): _name_value(item, named), "differs": differs},
         )
     return Accepted(existing, created=False)
 
 
-def _accept_one(*, session: AgentSession, item: InteractionInput, actor: str, may_see_sensitive: bool) -> Accepted:
+def _name_value(item: InteractionInput, named: str) -> str | None:
+    return item.external_id if named == "external id" else item.idempotency_key
+
+
+def _earlier(session: AgentSession, item: InteractionInput) -> tuple[Interaction, str] | None:
+    """The interaction stored before under this item's idempotency key, else its external id (a trace
+    exporter's retry resends its spans: the same external id is the same interaction)."""
     if item.idempotency_key:
         existing = Interaction.objects.filter(session=session, idempotency_key=item.idempotency_key).first()
         if existing:
-            return _replayed(existing, item, may_see_sensitive)
+            return existing, "idempotency key"
+    if item.external_id:
+        existing = Interaction.objects.filter(session=session, external_id=item.external_id).first()
+        if existing:
+            return existing, "external id"
+    return None
+
+
+def _accept_one(*, session: AgentSession, item: InteractionInput, actor: str, may_see_sensitive: bool) -> Accepted:
+    earlier = _earlier(session, item)
+    if earlier:
+        return _replayed(earlier[0], item, may_see_sensitive, earlier[1])
     try:
         with transaction.atomic():
             interaction = Interaction.objects.create(
                 project_id=session.project_id, session=session, kind=item.kind, content=item.content,
                 metadata=item.metadata, occurred_at=item.occurred_at or timezone.now(),
-                idempotency_key=item.idempotency_key or None,
+                idempotency_key=item.idempotency_key or None, external_id=item.external_id,
+                recall_id=item.recall_id, used=list(item.used),
             )
     except IntegrityError:
-        # A concurrent request with the same idempotency key won the race: answer with its row.
-        existing = Interaction.objects.filter(session=session, idempotency_key=item.idempotency_key).first()
-        if existing is None:
+        # A concurrent request with the same idempotency key (or external id) won the race: answer with its row.
+        earlier = _earlier(session, item)
+        if earlier is None:
             raise
-        return _replayed(existing, item, may_see_sensitive)
+        return _replayed(earlier[0], item, may_see_sensitive, earlier[1])
     change_record(
         project=session.project, session=session, actor=actor, op=Op.INTERACTION_RECEIVED,
         object_type="interaction", object_id=interaction.pk, after=interaction_snapshot(interaction),

@@ -28,6 +28,7 @@ class Op(StrEnum):
     MEMORY_MERGED = "memory.merged"
     MEMORY_FORGOTTEN = "memory.forgotten"  # soft forget: kept as a tombstone, out of every read
     MEMORY_DELETED = "memory.deleted"  # hard forget
+    MEMORY_AT_RISK = "memory.at_risk"  # something it depends on changed (engine/risk.py): `at_risk` rose
     EDGE_CREATED = "edge.created"
     EDGE_UPDATED = "edge.updated"
     EDGE_DELETED = "edge.deleted"

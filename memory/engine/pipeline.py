@@ -44,6 +44,7 @@ from .extraction import (
 from .inference import DEFAULT_EDGE_THRESHOLD, Candidate, Proposal, edges_apply, infer
 from .jobs import scheduler
 from .layout import layout_soon
+from .links import links_settle
 from .operations import Op
 from .rows import memory_columns
 from .scoring import Evidence, Scores, filter_settings, memory_kind, score
@@ -53,14 +54,17 @@ from .stages import (
     DIMENSIONS,
     EDGES,
     ENTITIES,
+    LINKS,
     SCORING,
     SUPERSEDE,
+    USE,
     error_text,
     stage_run,
     stages_from,
     storable_check,
 )
 from .supersede import supersede_apply
+from .use import use_edges
 from .vector_index import Neighbour, cached_space_for, nearest, vector_literal
 
 logger = logging.getLogger(__name__)
@@ -132,6 +136,7 @@ def _process(interaction_id: int, promoted_by: str | None = None, interaction: I
     memory = _memory_create(interaction, scores, dims, vector, space, neighbours, known, failures) \
         if scores.keep else None
     interaction.status = InteractionStatus.KEPT if memory else InteractionStatus.FILTERED
+    stage_run(LINKS, failures, lambda: links_settle(interaction), [])  # kept or not: the links' ends are known
     interaction.scores, interaction.reason = scores.to_json(), scores.reason
     interaction.error, interaction.processed_at, interaction.stage_errors = "", timezone.now(), failures
     interaction.save(update_fields=["status", "scores", "reason", "error", "processed_at", "stage_errors"])
@@ -327,7 +332,9 @@ def _stages_rerun(interaction: Interaction, memory: Memory, stages: tuple[str, .
         memory.source_interaction = interaction
         _memory_link(Linking(memory, interaction, dims, vector, space, neighbours, known, new=False), stages, failures)
     else:
-        failures.update({stage: failures[DIMENSIONS] for stage in stages if stage != DIMENSIONS})
+        failures.update({stage: failures[DIMENSIONS] for stage in stages if stage not in (DIMENSIONS, LINKS)})
+    if LINKS in stages:
+        stage_run(LINKS, failures, lambda: links_settle(interaction), [])
     interaction.stage_errors = failures
     interaction.save(update_fields=["stage_errors", "scores", "reason"])
 
@@ -381,7 +388,7 @@ def _memory_create(interaction: Interaction, scores: Scores, dims: Dimensions, v
     change_record(project=project, session=session, actor=ENGINE_ACTOR, op=Op.MEMORY_CREATED,
                   object_type="memory", object_id=memory.pk, after=memory_snapshot(memory))
     _memory_link(Linking(memory, interaction, dims, vector, space, neighbours, known, new=True, _recent=recent),
-                 (ENTITIES, EDGES, SUPERSEDE), failures)
+                 (ENTITIES, EDGES, USE, SUPERSEDE), failures)
     return memory
 
 
@@ -427,6 +434,8 @@ def _memory_link(linking: Linking, stages: tuple[str, ...], failures: dict[str, 
         entities = list(Entity.objects.filter(mentions__memory=memory))
     if EDGES in stages:
         stage_run(EDGES, failures, lambda: _edges_add(linking, entities), None)
+    if USE in stages and (linking.interaction.recall_id or linking.interaction.used):
+        stage_run(USE, failures, lambda: use_edges(memory, linking.interaction), [])
     if SUPERSEDE in stages:
         stage_run(SUPERSEDE, failures,
                   lambda: supersede_apply(memory, linking.dims.attributes, linking.candidates(entities)), [])

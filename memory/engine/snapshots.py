@@ -12,7 +12,7 @@ from ..models import Edge, GraphChange, Interaction, Memory
 INTERACTION_FIELDS = ("id", "session_id", "kind", "content", "metadata", "occurred_at", "status", "scores", "reason",
                       "error", "stage_errors")
 MEMORY_FIELDS = ("id", "session_id", "kind", "content", "dimensions", "importance", "relevance", "novelty", "status",
-                 "sensitive", "occurred_at")
+                 "sensitive", "at_risk", "occurred_at")
 EDGE_FIELDS = ("id", "session_id", "source_id", "target_id", "relation", "weight", "confidence", "origin", "status",
                "needs_review", "rationale")
 CHANGE_FIELDS = ("id", "project_id", "session_id", "actor", "op", "object_type", "object_id", "before", "after",

@@ -25,7 +25,8 @@ T = TypeVar("T")
 
 # In the order the pipeline runs them; a stage reads what the ones before it produced.
 DIMENSIONS, SCORING, ENTITIES, EDGES, SUPERSEDE = "dimensions", "scoring", "entities", "edges", "supersede"
-STAGES = (DIMENSIONS, SCORING, ENTITIES, EDGES, SUPERSEDE)
+USE, LINKS = "use", "links"  # edges from what a recall gave it (use.py), and those the agent declared (links.py)
+STAGES = (DIMENSIONS, SCORING, ENTITIES, EDGES, USE, SUPERSEDE, LINKS)
 ERROR_CHARS = 300
 
 

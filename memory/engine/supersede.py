@@ -43,6 +43,7 @@ from ..models import (
     MemoryKind,
     MemoryStatus,
     Relation,
+    RiskChange,
 )
 from ..providers import get_llm
 from .changelog import ENGINE_ACTOR, change_record
@@ -51,6 +52,7 @@ from .extraction import MULTI_VALUED, AttributeValue, extract_dimensions
 from .inference import Candidate
 from .operations import Op
 from .recall.seeds import Scope, lexical_fragment, rankings
+from .risk import risk_propagate
 from .snapshots import edge_snapshot, memory_snapshot
 from .subjects import Subjects, speakers_of, subject_relation, subjects_of
 from .supersede_llm import replaced_judge
@@ -389,7 +391,26 @@ def _supersede(old: Memory, memory: Memory, rationale: str, confidence: float,
     ):
         change_record(project=memory.project, session=session, actor=ENGINE_ACTOR, op=op,
                       object_type=obj_type, object_id=obj.pk, before=prev, after=after)
+    replaced_risk_propagate(old, memory)
     return edge
+
+
+def replaced_risk_propagate(old: Memory, new: Memory, actor: str = ENGINE_ACTOR) -> None:
+    """What depended on `old` is at risk now that `new` replaced it, told with the values that changed."""
+    before, after = changed_values(old, new)
+    risk_propagate(old, RiskChange.SUPERSEDED, before=before, after=after, replaced_by=new, actor=actor)
+
+
+def changed_values(old: Memory, new: Memory) -> tuple[str, str]:
+    """The old memory's values the new one replaces, and the new ones ("15:00", "18:00"); empty when the
+    change is not in a value the extractor reads."""
+    before, after = [], []
+    for name in VALUE_TYPES:
+        was, now = _values(old, name), _stated(new, name)
+        if now - was and was - now:
+            before += sorted(map(str, was - now))[:3]
+            after += sorted(map(str, now - was))[:3]
+    return ", ".join(before)[:300], ", ".join(after)[:300]
 
 
 def replaced_status_follow(*, memory_id: int, actor: str) -> list[GraphChange]:
@@ -408,6 +429,11 @@ def replaced_status_follow(*, memory_id: int, actor: str) -> list[GraphChange]:
     before = memory_snapshot(memory)
     memory.status = status
     memory.save(update_fields=["status", "updated_at"])
+    if standing:  # a person approved the replacement: what depended on the replaced memory is at risk
+        newest = (Edge.objects.filter(source_id=memory_id, relation=Relation.SUPERSEDES)
+                  .exclude(status=EdgeStatus.REJECTED).select_related("target").order_by("-pk").first())
+        if newest is not None:
+            replaced_risk_propagate(memory, newest.target, actor=actor)
     return [change_record(project=memory.project, session=memory.session, actor=actor,
                           op=Op.MEMORY_SUPERSEDED if standing else Op.MEMORY_RESTORED, object_type="memory",
                           object_id=memory.pk, before=before, after=memory_snapshot(memory))]

@@ -3,6 +3,7 @@
 from .changelog import GraphChange
 from .embedding import EmbeddingSpace, MemoryEmbedding
 from .graph import (
+    KNOWN_ORIGINS,
     Edge,
     EdgeOrigin,
     EdgeStatus,
@@ -19,14 +20,24 @@ from .lookups import AnyOf  # noqa: F401 - registers the `any_of` lookup on ever
 from .mirror import MirrorCursor
 from .project import ApiToken, Membership, Project, Role, hash_token
 from .recall import RecallTrace
-from .session import AgentSession, Interaction, InteractionKind, InteractionStatus
+from .risk import AtRisk, RiskChange, RiskStatus
+from .session import (
+    AgentSession,
+    Interaction,
+    InteractionKind,
+    InteractionLink,
+    InteractionStatus,
+    LinkBy,
+    LinkStatus,
+)
 from .store import StoreItem
 
 # Primary keys are bigint (BigAutoField): an id beyond this is refused (400), never sent to PostgreSQL.
 MAX_ID = 2**63 - 1
 
 __all__ = [
-    "MAX_ID", "AgentSession", "ApiToken", "Edge", "EdgeOrigin", "EdgeStatus", "EmbeddingSpace", "Entity",
+    "KNOWN_ORIGINS", "MAX_ID", "AgentSession", "ApiToken", "AtRisk", "InteractionLink", "LinkBy", "LinkStatus",
+    "RiskChange", "RiskStatus", "Edge", "EdgeOrigin", "EdgeStatus", "EmbeddingSpace", "Entity",
     "EntityMention", "EntityType", "GraphChange", "Interaction", "InteractionKind",
     "InteractionStatus", "Membership", "Memory", "MirrorCursor", "MemoryEmbedding", "MemoryKind", "MemoryStatus",
     "NodePosition", "Project", "RecallTrace", "Relation", "Role", "SessionLayout", "StoreItem", "hash_token",

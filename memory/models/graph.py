@@ -68,6 +68,9 @@ class Memory(models.Model):
     novelty = models.FloatField(default=3.0)
     status = models.CharField(max_length=16, choices=MemoryStatus.choices, default=MemoryStatus.ACTIVE)
     sensitive = models.BooleanField(default=False)
+    # How much a change to something it depends on puts it at risk (0: none; 1: a direct dependent); the
+    # why is in its open AtRisk rows (engine/risk.py). Kept here so the graph, filters and recall read it.
+    at_risk = models.FloatField(default=0.0)
     access_count = models.PositiveIntegerField(default=0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     occurred_at = models.DateTimeField()
@@ -87,6 +90,7 @@ class Memory(models.Model):
             # again is born sensitive): a handful of rows, never a scan of the project's memories.
             models.Index(fields=["project", "-id"], condition=models.Q(sensitive=True),
                          name="memory_sensitive_project"),
+            models.Index(fields=["project", "-id"], condition=models.Q(at_risk__gt=0), name="memory_at_risk_project"),
         ]
         verbose_name_plural = "memories"
 
@@ -163,6 +167,13 @@ class EdgeOrigin(models.TextChoices):
     RULE = "rule"
     LLM = "llm"
     HUMAN = "human"
+    AGENT = "agent"  # declared by the agent: a link it sent with an interaction (engine/links.py)
+    USE = "use"  # learned from use: what the agent acted on after a recall (engine/use.py)
+
+
+# Edges whose dependency is known, not guessed: a person's, the agent's declared links, links from use.
+# Inference, review, decay and merging never change or re-create them.
+KNOWN_ORIGINS = (EdgeOrigin.HUMAN, EdgeOrigin.AGENT, EdgeOrigin.USE)
 
 
 class EdgeStatus(models.TextChoices):

@@ -14,7 +14,7 @@ from typing import Any
 
 from rest_framework.fields import DateTimeField
 
-from ..models import Edge, Interaction, Memory
+from ..models import Edge, Interaction, InteractionLink, Memory
 from ..visibility import (
     SENSITIVE_MASK,
     edge_rationale,
@@ -129,11 +129,13 @@ def edge_rows(reader: Reader, edges: list[Edge]) -> list[dict[str, Any]]:
 # --- interactions ------------------------------------------------------------------------------------------
 
 
-def _interaction_row(interaction: Interaction) -> dict[str, Any]:
+def _interaction_row(interaction: Interaction, links: list[dict[str, Any]]) -> dict[str, Any]:
     return {"id": interaction.pk, "session_id": interaction.session_id, "kind": interaction.kind,
            "content": interaction.content, "metadata": interaction.metadata,
            "occurred_at": when(interaction.occurred_at), "received_at": when(interaction.received_at),
-           "idempotency_key": interaction.idempotency_key, "status": interaction.status,
+           "idempotency_key": interaction.idempotency_key, "external_id": interaction.external_id,
+           "recall_id": interaction.recall_id, "used": list(interaction.used), "links": links,
+           "status": interaction.status,
            "scores": interaction.scores, "reason": interaction.reason, "error": interaction.error,
            "stage_errors": interaction.stage_errors, "attempts": interaction.attempts,
            "memory_ids": sorted(m.pk for m in interaction.memories.all())}
@@ -142,7 +144,20 @@ def _interaction_row(interaction: Interaction) -> dict[str, Any]:
 def interaction_rows(reader: Reader, interactions: list[Interaction]) -> list[dict[str, Any]]:
     """Interactions (with `memories` prefetched) as this reader may see them (one query for the batch): one a
     sensitive memory came from, or still pending (it may repeat one), shows no content for who may not."""
+    links = _links_of([i.pk for i in interactions])
     if reader.may_see_sensitive:
-        return [_interaction_row(i) for i in interactions]
+        return [_interaction_row(i, links.get(i.pk, [])) for i in interactions]
     hidden = hidden_interactions(reader, (i.pk for i in interactions))
-    return [mask_interaction(_interaction_row(i), interaction_mask(i.pk, i.status, hidden)) for i in interactions]
+    return [mask_interaction(_interaction_row(i, links.get(i.pk, [])), interaction_mask(i.pk, i.status, hidden))
+            for i in interactions]
+
+
+def _links_of(interaction_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """The links these interactions declared, each with what became of it (one query). Ids and names only:
+    no content of either end."""
+    found: dict[int, list[dict[str, Any]]] = {}
+    for link in InteractionLink.objects.filter(child_id__in=interaction_ids).order_by("pk"):
+        found.setdefault(link.child_id, []).append(
+            {"by": link.by, "ref": link.ref, "relation": link.relation, "parent_id": link.parent_id,
+             "status": link.status, "edge_ids": list(link.edge_ids), "note": link.note})
+    return found

@@ -17,7 +17,9 @@ RELATIONS = {
     "next_in_session": _("next in session"), "next_by_speaker": _("same speaker, next turn"),
     "summarizes": _("summarizes"),
 }
-ORIGINS = {"rule": _("rule"), "llm": _("LLM"), "human": _("human")}
+# Where an edge came from: guessed (a rule, an LLM) or known (a person, the agent's declared link, its use of a recall).
+ORIGINS = {"rule": _("rule"), "llm": _("LLM"), "human": _("human"), "agent": _("declared by the agent"),
+           "use": _("learned from use")}
 EDGE_STATUSES = {"inferred": _("inferred"), "approved": _("approved"), "rejected": _("rejected")}
 INTENTS = {
     "inform": _("inform"), "request": _("request"), "question": _("question"), "decide": _("decide"),
@@ -38,6 +40,7 @@ ENTITY_TYPES = {
 STAGES = {
     "dimensions": _("extracting dimensions"), "scoring": _("scoring"), "entities": _("linking entities"),
     "edges": _("inferring edges"), "supersede": _("superseding older values"),
+    "use": _("edges from the recall it used"), "links": _("declared links"),
 }
 SENTIMENTS = {"positive": _("positive"), "negative": _("negative"), "neutral": _("neutral")}
 DIMENSIONS = {

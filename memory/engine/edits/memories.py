@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...models import Edge, GraphChange, Memory, MemoryStatus, Relation
+from ...models import Edge, GraphChange, Memory, MemoryStatus, Relation, RiskChange
 from ..changelog import change_record
 from ..operations import Op
+from ..risk import risk_propagate, risks_follow
 from ..snapshots import memory_snapshot
 
-EDITABLE = ("sensitive", "status", "kind")
+EDITABLE = ("sensitive", "status", "kind", "at_risk")
+SETTLED = (MemoryStatus.ARCHIVED, MemoryStatus.SUPERSEDED)  # a memory taken out of use is no longer at risk
 MAX_DERIVED_DEPTH = 8  # summaries of summaries; deeper chains are not made by the summariser
 
 
@@ -41,7 +43,14 @@ def memory_edit(memory: Memory, *, actor: str, name: str, value: Any) -> list[Gr
     own change comes first."""
     if name not in EDITABLE:
         raise ValueError(f"{name!r} is not an editable field of a memory")
-    changes = [_set(memory, actor, {name: value})]
+    values = {name: value}
+    if name == "status" and value in SETTLED and memory.at_risk:
+        values["at_risk"] = 0.0  # its flag is settled with it, and an undo puts both back
+    if name == "at_risk" and not (isinstance(value, int | float) and 0 <= value <= 1):
+        raise ValueError("at_risk is a risk between 0 and 1")
+    changes = [_set(memory, actor, values)]
+    if name == "status" and value == MemoryStatus.ARCHIVED:
+        risk_propagate(memory, RiskChange.ARCHIVED, actor=actor)
     if name == "sensitive" and value:
         changes += [_set(summary, actor, {"sensitive": True})
                     for summary in derived_summaries({memory.pk}) if not summary.sensitive]
@@ -59,5 +68,7 @@ def _set(memory: Memory, actor: str, values: dict[str, Any]) -> GraphChange:
     for name in changed:
         setattr(memory, name, values[name])
     memory.save(update_fields=[*changed, "updated_at"])
+    if "at_risk" in changed:
+        risks_follow(memory, actor=actor, before_level=before["at_risk"])
     return change_record(project=memory.project, session=memory.session, actor=actor, op=Op.MEMORY_UPDATED,
                          object_type="memory", object_id=memory.pk, before=before, after=memory_snapshot(memory))

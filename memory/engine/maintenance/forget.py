@@ -52,6 +52,7 @@ from ...models import (
     EntityMention,
     GraphChange,
     Interaction,
+    InteractionLink,
     Memory,
     MemoryEmbedding,
     MemoryKind,
@@ -60,12 +61,14 @@ from ...models import (
     Project,
     RecallTrace,
     Relation,
+    RiskChange,
     StoreItem,
 )
 from ...models.lookups import id_array
 from ...providers import get_embedder
 from ..changelog import change_record, changes_append_select, changes_deferred
 from ..operations import Op
+from ..risk import risk_propagate, risks_drop
 from ..snapshots import EDGE_FIELDS, memory_snapshot, snapshot_sql
 from .common import (
     REDACTED,
@@ -221,6 +224,7 @@ def _soft(project: Project, actor: str, ids: list[int], report: JobReport, progr
         memory.save(update_fields=["status", "updated_at"])
         change_record(project=project, session=memory.session, actor=actor, op=Op.MEMORY_FORGOTTEN,
                       object_type="memory", object_id=memory.pk, before=before, after=memory_snapshot(memory))
+        risk_propagate(memory, RiskChange.FORGOTTEN, actor=actor)  # told without its text
         report.touch("forgotten", memory.pk)
         progress(done, len(ids))
 
@@ -325,6 +329,8 @@ class _Hard:
                            [whole])
             cursor.execute(f"UPDATE {StoreItem._meta.db_table} SET interaction_id = NULL "
                            f"WHERE interaction_id IN ({theirs})", [whole])
+            cursor.execute(f"DELETE FROM {InteractionLink._meta.db_table} WHERE child_id IN ({theirs}) "
+                           f"OR parent_id IN ({theirs})", [whole, whole])
             cursor.execute(f"DELETE FROM {table} WHERE session_id = ANY(%s::bigint[]) RETURNING id", [whole])
             deleted = {row[0] for row in cursor.fetchall()}
         self.report.counts["interactions_deleted"] = len(deleted)
@@ -447,6 +453,7 @@ class _Hard:
             params=[REDACTED, id_array(doomed)])
         for model in (EntityMention, MemoryEmbedding, NodePosition, Memory.sources.through):
             _rows_delete(model, "memory_id", doomed)
+        risks_drop(doomed, actor=self.actor)
         _rows_delete(Memory, "id", doomed)
         self.progress(len(doomed), len(doomed))
         self.report.counts["deleted"] = len(deleted)

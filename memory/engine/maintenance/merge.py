@@ -26,9 +26,9 @@ from django.db.models import Q
 
 from ...errors import ValidationFailed
 from ...models import (
+    KNOWN_ORIGINS,
     AgentSession,
     Edge,
-    EdgeOrigin,
     EdgeStatus,
     EntityMention,
     Memory,
@@ -126,7 +126,7 @@ def _mergeable(a: int, b: int) -> bool:
     if _values(dims.get(a, {})) != _values(dims.get(b, {})):
         return False
     between = Edge.objects.filter(Q(source_id=a, target_id=b) | Q(source_id=b, target_id=a))
-    return not between.filter(Q(relation=Relation.SUPERSEDES) | Q(origin=EdgeOrigin.HUMAN)
+    return not between.filter(Q(relation=Relation.SUPERSEDES) | Q(origin__in=KNOWN_ORIGINS)
                               | Q(status__in=[EdgeStatus.APPROVED, EdgeStatus.REJECTED])).exists()
 
 
@@ -231,7 +231,7 @@ def _mentions_move(duplicate: Memory, survivor: Memory, report: JobReport) -> No
 
 
 def human_decided(edge: Edge) -> bool:
-    return edge.status in (EdgeStatus.APPROVED, EdgeStatus.REJECTED) or edge.origin == EdgeOrigin.HUMAN
+    return edge.status in (EdgeStatus.APPROVED, EdgeStatus.REJECTED) or edge.origin in KNOWN_ORIGINS
 
 
 def _redirect(project: Project, actor: str, edge: Edge, duplicate: Memory, survivor: Memory,

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from ...conf import memory_settings
 from ...errors import LLMNotConfigured, ProviderError, ValidationFailed
-from ...models import Edge, EdgeOrigin, EdgeStatus, MemoryStatus, Project, Relation
+from ...models import KNOWN_ORIGINS, Edge, EdgeOrigin, EdgeStatus, MemoryStatus, Project, Relation
 from ...providers import get_llm
 from ...providers.base import LLM
 from ..changelog import change_record
@@ -77,7 +77,7 @@ def review_candidates(project: Project, *, session_id: int | None = None, below_
     if below_confidence is not None:
         wanted |= Q(confidence__lt=below_confidence)
     queryset = (Edge.objects.filter(project=project, status=EdgeStatus.INFERRED, relation__in=REVIEWABLE)
-                .filter(wanted).exclude(origin=EdgeOrigin.HUMAN).exclude(rationale__startswith=REVIEW_PREFIX)
+                .filter(wanted).exclude(origin__in=KNOWN_ORIGINS).exclude(rationale__startswith=REVIEW_PREFIX)
                 .exclude(source__status=MemoryStatus.FORGOTTEN).exclude(target__status=MemoryStatus.FORGOTTEN))
     if session_id is not None:
         queryset = queryset.filter(session_id=session_id)
