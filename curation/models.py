@@ -21,6 +21,7 @@ class ActKind(models.TextChoices):
     MEMORY_SENSITIVE = "memory.sensitive"
     MEMORY_STATUS = "memory.status"
     MEMORY_KIND = "memory.kind"
+    MEMORY_RISK = "memory.risk"  # an at-risk flag settled: it still holds
     ENTITY_RENAME = "entity.rename"
     ENTITY_MERGE = "entity.merge"
     ENTITY_SPLIT = "entity.split"

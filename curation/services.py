@@ -128,14 +128,21 @@ def edge_delete(*, project: Project, actor: str, edge_id: int, reason: str = "")
 
 
 def memory_update(*, project: Project, actor: str, memory_id: int, sensitive: bool | None = None,
-                  status: str | None = None, kind: str | None = None, reason: str = "") -> Outcome:
-    """Mark or unmark a memory sensitive, archive or restore it, or correct its kind (one at a time)."""
-    given = {name: value for name, value in (("sensitive", sensitive), ("status", status), ("kind", kind))
+                  status: str | None = None, kind: str | None = None, still_valid: bool | None = None,
+                  reason: str = "") -> Outcome:
+    """Mark or unmark a memory sensitive, archive or restore it, correct its kind, or settle its at-risk flag
+    (`still_valid`: what it depends on changed, and a person checked it still holds); one at a time."""
+    names = ("sensitive", "status", "kind", "still_valid")
+    given = {name: value for name, value in zip(names, (sensitive, status, kind, still_valid), strict=True)
              if value is not None}
     if len(given) != 1:
-        raise ValidationFailed("Change one thing at a time: sensitive, status or kind.",
-                               {name: ["give exactly one of sensitive, status, kind"] for name in given or
-                                ("sensitive", "status", "kind")})
+        raise ValidationFailed("Change one thing at a time: sensitive, status, kind or still_valid.",
+                               {name: ["give exactly one of sensitive, status, kind, still_valid"]
+                                for name in given or names})
+    if still_valid is False:
+        raise ValidationFailed("still_valid can only be true (it settles an at-risk flag); archive the memory "
+                               "with status, or draw a supersedes edge to what replaces it.",
+                               {"still_valid": ["must be true"]})
     if status is not None and status not in MEMORY_STATUSES:
         raise ValidationFailed(f"Status {status!r} cannot be set here.",
                                {"status": [f"use {' or '.join(MEMORY_STATUSES)}; forgetting is an admin's job"]})
@@ -144,9 +151,13 @@ def memory_update(*, project: Project, actor: str, memory_id: int, sensitive: bo
     with transaction.atomic():
         memory = _memory(project, memory_id)
         (name, value), = given.items()
+        if name == "still_valid":
+            if not memory.at_risk:
+                raise CurationConflict(f"Memory {memory_id} is not at risk: nothing to settle.")
+            name, value = "at_risk", 0.0
         changes = memory_edit(memory, actor=actor, name=name, value=value)  # a mark reaches its summaries
         kind_of_act = {"sensitive": ActKind.MEMORY_SENSITIVE, "status": ActKind.MEMORY_STATUS,
-                       "kind": ActKind.MEMORY_KIND}[name]
+                       "kind": ActKind.MEMORY_KIND, "at_risk": ActKind.MEMORY_RISK}[name]
         return Outcome(act_record(project, memory.session, actor, kind_of_act, memory, reason, changes), memory)
 
 

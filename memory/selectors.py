@@ -30,7 +30,7 @@ from .models import (
 
 GRAPH_MAX_NODES = 5000  # a whole session is sent up to this many memories; beyond, a neighbourhood
 GRAPH_MEMORY_FIELDS = ("id", "session_id", "content", "kind", "dimensions", "importance", "relevance", "novelty",
-                       "status", "sensitive", "access_count", "occurred_at", "created_at")
+                       "status", "sensitive", "at_risk", "access_count", "occurred_at", "created_at")
 GRAPH_EDGE_FIELDS = ("id", "session_id", "source_id", "target_id", "relation", "weight", "confidence", "origin",
                      "status", "needs_review", "rationale", "created_at")
 # A memory of another session an edge of this session's graph reaches (a supersede across sessions, a link a
@@ -276,3 +276,17 @@ def actor_names(actors: Iterable[str]) -> dict[str, str]:
     names |= {token_actor(pk): f"{name} (token)" for pk, name in
               (ApiToken.objects.filter(pk__in=tokens).values_list("pk", "name") if tokens else [])}
     return names
+
+
+def memory_list(*, project: Project, session: AgentSession | None = None, at_risk: bool | None = None
+                ) -> QuerySet[Memory]:
+    """The project's memories that are not forgotten, newest first (most at risk first when `at_risk`), with
+    their sources."""
+    queryset = Memory.objects.filter(project=project).exclude(status=MemoryStatus.FORGOTTEN)
+    if session is not None:
+        queryset = queryset.filter(session=session)
+    if at_risk is True:
+        return queryset.filter(at_risk__gt=0).order_by("-at_risk", "-id").prefetch_related("sources")
+    if at_risk is False:
+        queryset = queryset.filter(at_risk=0)
+    return queryset.order_by("-id").prefetch_related("sources")

@@ -120,6 +120,11 @@ MATRIX: dict[tuple[str, str], Row] = {
         Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200)),
     ("api/projects/<slug:project_slug>/recall/", "POST"): Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200),
                                                               body={"query": "passport budget hotel"}),
+    # The project's memories (?at_risk=true: those a change may have made out of date), and why one is at risk:
+    # read like the graph.
+    ("api/projects/<slug:project_slug>/memories/", "GET"): Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200)),
+    ("api/projects/<slug:project_slug>/memories/<int:memory_id>/risks/", "GET"):
+        Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200)),
     # An agent (or a curator) forgets one memory softly; deleting for good stays an admin's (maintenance/forget).
     ("api/projects/<slug:project_slug>/memories/<int:memory_id>/forget/", "POST"):
         Row((401, 401, 401, 404, 200, 403, 200, 200, 404, 200)),

@@ -21,12 +21,16 @@ class MemoryUpdateInput(serializers.Serializer):
     sensitive = serializers.BooleanField(required=False)
     status = serializers.ChoiceField(choices=services.MEMORY_STATUSES, required=False)
     kind = serializers.ChoiceField(choices=MemoryKind.values, required=False)
+    still_valid = serializers.BooleanField(
+        required=False, help_text="true: a person checked an at-risk memory and it still holds; its flag is settled "
+                                  "(undoable). Archive it with status, or draw a supersedes edge to its replacement.")
     reason = REASON
 
 
 class MemoryCurateApi(APIView):
     @extend_schema(tags=TAG, request=MemoryUpdateInput, responses=MemoryActOutput,
-                   summary="Mark or unmark a memory sensitive, archive or restore it, or correct its kind")
+                   summary="Mark or unmark a memory sensitive, archive or restore it, correct its kind, or settle "
+                           "an at-risk flag (still_valid)")
     def patch(self, request, project_slug: str, memory_id: int):
         access = people(request, project_slug)
         data = valid(MemoryUpdateInput, request.data)

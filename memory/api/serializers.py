@@ -207,7 +207,27 @@ class MemoryOutput(SchemaOnly, serializers.ModelSerializer):
     class Meta:
         model = Memory
         fields = ["id", "session_id", "content", "kind", "dimensions", "importance", "relevance", "novelty",
-                  "status", "sensitive", "access_count", "occurred_at", "created_at", "sources"]
+                  "status", "sensitive", "at_risk", "access_count", "occurred_at", "created_at", "sources"]
+        extra_kwargs = {"at_risk": {"help_text": "How much a change to something it depends on puts it at risk: "
+                                                 "0 none, 1 a direct dependent, halved with each further hop."}}
+
+
+class RiskOutput(serializers.Serializer):
+    """Why a memory is at risk: reads.risk.risk_rows."""
+
+    parent_id = serializers.IntegerField(help_text="The memory it depends on that changed.")
+    parent_label = serializers.CharField(allow_null=True)
+    parent_status = serializers.CharField()
+    change = serializers.ChoiceField(choices=["superseded", "corrected", "archived", "forgotten"])
+    before = serializers.CharField(help_text="The changed values as they were (empty when no value is known).")
+    after = serializers.CharField(help_text="The values now.")
+    replaced_by_id = serializers.IntegerField(allow_null=True)
+    replaced_by_label = serializers.CharField(allow_null=True)
+    relations = serializers.ListField(child=serializers.CharField(), help_text="The edges' relations, parent first.")
+    path = serializers.ListField(child=serializers.IntegerField(), help_text="The edge ids, parent first.")
+    hops = serializers.IntegerField()
+    risk = serializers.FloatField()
+    since = serializers.DateTimeField()
 
 
 class EdgeOutput(SchemaOnly, serializers.ModelSerializer):
@@ -354,6 +374,8 @@ class RecalledOutput(serializers.Serializer):
     components = serializers.DictField(child=serializers.FloatField())
     path = serializers.ListField(child=serializers.DictField(), help_text="How activation reached this memory.")
     memory = MemoryOutput()
+    at_risk = RiskOutput(many=True, help_text="Why it may be out of date: what it depends on changed (empty: "
+                                              "nothing did). The context tells the current version beside it.")
 
 
 class RecallOutput(serializers.Serializer):

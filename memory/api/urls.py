@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import memories, views
 
 urlpatterns = [
     path("projects/<slug:project_slug>/sessions/", views.SessionListCreateApi.as_view(), name="api-sessions"),
@@ -19,6 +19,9 @@ urlpatterns = [
     path("projects/<slug:project_slug>/sessions/<int:session_id>/changes/", views.SessionChangesApi.as_view(),
          name="api-changes"),
     path("projects/<slug:project_slug>/recall/", views.RecallApi.as_view(), name="api-recall"),
+    path("projects/<slug:project_slug>/memories/", memories.MemoryListApi.as_view(), name="api-memories"),
+    path("projects/<slug:project_slug>/memories/<int:memory_id>/risks/", memories.MemoryRisksApi.as_view(),
+         name="api-memory-risks"),
     path("projects/<slug:project_slug>/memories/<int:memory_id>/forget/", views.MemoryForgetApi.as_view(),
          name="api-memory-forget"),
 ]

@@ -151,3 +151,45 @@ def risks_drop(memory_ids: list[int], *, actor: str) -> None:
     for memory in (Memory.objects.select_for_update(of=("self",)).select_related("project", "session")
                    .filter(pk__in=others).order_by("pk")):
         _level_set(memory, actor)
+
+
+RISK_WORDS = {
+    "en": {"lead": "at risk: depends on", RiskChange.SUPERSEDED: "since changed", RiskChange.ARCHIVED: "since archived",
+           RiskChange.FORGOTTEN: "since forgotten", RiskChange.CORRECTED: "since corrected",
+           "from_to": "from {before} to {after}", "now": "now", "hidden": "[sensitive]", "gone": "a forgotten memory"},
+    "zh": {"lead": "可能已过时：依赖于", RiskChange.SUPERSEDED: "该信息已变更", RiskChange.ARCHIVED: "该信息已归档",
+           RiskChange.FORGOTTEN: "该信息已被遗忘", RiskChange.CORRECTED: "该信息已被更正",
+           "from_to": "从 {before} 改为 {after}", "now": "现为", "hidden": "[敏感]", "gone": "一条已遗忘的记忆"},
+}
+NOTE_CHARS = 200
+
+
+def risk_notes(memories: list[Memory], *, show_sensitive: bool, language: str) -> dict[int, str]:
+    """{memory id: a line to tell beside it} for the at-risk ones: what it depends on, how that changed, and the
+    current version ("at risk: depends on "Flight UA858 departs 15:00", since changed from 15:00 to 18:00; now
+    "The flight now leaves at 18:00""). Nothing is quoted that the caller may not see."""
+    at_risk = [m.pk for m in memories if m.at_risk]
+    if not at_risk:
+        return {}
+    words = RISK_WORDS.get(language, RISK_WORDS["en"])
+
+    def quoted(memory: Memory | None) -> str:
+        if memory is None or memory.status == MemoryStatus.FORGOTTEN:
+            return words["gone"]
+        if memory.sensitive and not show_sensitive:
+            return words["hidden"]
+        text = " ".join(memory.content.split())
+        return f"\u201c{text[:NOTE_CHARS]}{'…' if len(text) > NOTE_CHARS else ''}\u201d"
+
+    notes = {}
+    for memory_id, rows in risks_of(at_risk).items():
+        row = rows[0]
+        told = [f"{words['lead']} {quoted(row.parent)}", words[row.change]]
+        visible = all(m is None or (m.status != MemoryStatus.FORGOTTEN and (show_sensitive or not m.sensitive))
+                      for m in (row.parent, row.replaced_by))
+        if row.before and row.after and visible:
+            told[-1] += " " + words["from_to"].format(before=row.before, after=row.after)
+        if row.replaced_by is not None:
+            told.append(f"{words['now']} {quoted(row.replaced_by)}")
+        notes[memory_id] = "   ⚠ " + "; ".join(told)
+    return notes

@@ -77,7 +77,7 @@ def memory_row(memory: Memory, *, masked: bool, sources: list[dict[str, Any]] | 
         "id": memory.pk, "session_id": memory.session_id, "content": memory.content, "kind": memory.kind,
         "dimensions": memory.dimensions or {}, "importance": memory.importance, "relevance": memory.relevance,
         "novelty": memory.novelty, "status": memory.status, "sensitive": memory.sensitive,
-        "access_count": memory.access_count, "occurred_at": when(memory.occurred_at),
+        "at_risk": memory.at_risk, "access_count": memory.access_count, "occurred_at": when(memory.occurred_at),
         "created_at": when(memory.created_at),
         "sources": [provenance_row(s) for s in (_provenance(memory) if sources is None else sources)],
     }

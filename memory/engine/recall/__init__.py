@@ -22,12 +22,13 @@ from ...models import AgentSession, Edge, GraphChange, Interaction, Memory, Proj
 from ...providers import get_embedder
 from ..changelog import change_record
 from ..operations import Op
+from ..risk import risk_notes
 from ..rows import RowReader, memory_reader, reading_cursor
 from ..vector_index import cached_space_for
 from .config import RECALL_PRESETS, RecallConfig, config_for
 from .narrate import narrate
 from .rank import Ranked, rank
-from .reconstruct import dependency_order, subgraph_edges, told_lines
+from .reconstruct import dependency_order, language_of, subgraph_edges, told_lines
 from .ripple import Arrival, spread
 from .seeds import (
     RankedRow,
@@ -111,7 +112,8 @@ def memory_recall(*, project: Project, query: RecallQuery, actor: str) -> Recall
     memories = _load_with_provenance([r.memory_id for r in ranked])
     edges = subgraph_edges(list(memories))
     ordered = dependency_order(list(memories.values()), edges)
-    lines = told_lines(ordered, edges)  # sensitive memories never got this far unless the caller may see them
+    notes = risk_notes(ordered, show_sensitive=query.include_sensitive, language=language_of(ordered))
+    lines = told_lines(ordered, edges, notes)  # sensitive memories never got this far unless the caller may see them
     clock.lap("rank_and_reconstruct")
     narrative = ""
     if config.narrate:

@@ -78,8 +78,10 @@ def language_of(memories: list[Memory]) -> str:
     return "zh" if cjk * 3 > sum(len(m.content) for m in memories) * 0.5 else "en"
 
 
-def told_lines(ordered: list[Memory], edges: list[Edge]) -> list[tuple[int | None, str]]:
-    """The context line by line, each with its memory (None for the header), so a replay links them."""
+def told_lines(ordered: list[Memory], edges: list[Edge], notes: dict[int, str] | None = None
+               ) -> list[tuple[int | None, str]]:
+    """The context line by line, each with its memory (None for the header), so a replay links them.
+    `notes`: a line told right after a memory's own (why it may be out of date: engine/risk.py)."""
     if not ordered:
         return []
     language = language_of(ordered)
@@ -93,6 +95,8 @@ def told_lines(ordered: list[Memory], edges: list[Edge]) -> list[tuple[int | Non
     for memory in ordered:
         suffix = f" ({'; '.join(links[memory.pk])})" if memory.pk in links else ""
         lines.append((memory.pk, f"{number[memory.pk]}. [{memory.kind}] {memory.content}{suffix}"))
+        if notes and memory.pk in notes:
+            lines.append((memory.pk, notes[memory.pk]))
     return lines
 
 
