@@ -91,6 +91,7 @@ def assert_mirrors_the_rows(target, project) -> dict:
     for memory in memories:
         node = state["memories"][memory.pk]
         assert node["status"] == memory.status and node["kind"] == memory.kind
+        assert node["at_risk"] == memory.at_risk
         assert node["content"] == (SENSITIVE_MASK if memory.sensitive else memory.content)
     assert state["edges"] == live_edges(project)
     assert state["in_session"] == {(m.pk, m.session_id) for m in memories}
@@ -137,6 +138,25 @@ def test_a_round_trip_of_create_update_relabel_reject_and_forget(target, trip, f
         assert graph_state(rebuilt, project.pk) == state
     finally:
         rebuilt.close()
+
+
+def test_an_at_risk_flag_reaches_the_mirror_and_leaves_it_when_settled(trip, falkordb_url):
+    project, session = trip
+    target = fresh_falkor(falkordb_url)
+    target.ensure_indexes()
+    try:
+        parent, child = Memory.objects.filter(project=project, status=MemoryStatus.ACTIVE).order_by("pk")[:2]
+        Edge.objects.create(project=project, session=session, source=parent, target=child, relation=Relation.CAUSAL,
+                            origin="agent")
+        memory_update(project=project, actor="test", memory_id=parent.pk, status="archived")
+        mirror_catch_up(target)
+        assert graph_state(target, project.pk)["memories"][child.pk]["at_risk"] == 1.0
+        memory_update(project=project, actor="test", memory_id=child.pk, still_valid=True)
+        mirror_catch_up(target)
+        assert graph_state(target, project.pk)["memories"][child.pk]["at_risk"] == 0.0
+        assert_mirrors_the_rows(target, project)
+    finally:
+        target.close()
 
 
 def test_a_restart_mid_stream_resumes_from_the_cursor(trip, falkordb_url):

@@ -81,7 +81,7 @@ def apply(target: GraphTarget, project_id: int, touched: Touched) -> None:
     """Write the current state of everything touched (memories first, so edges find their ends)."""
     memories = list(Memory.objects.filter(project_id=project_id, pk__in=touched.memories)
                     .exclude(status=MemoryStatus.FORGOTTEN)
-                    .values("id", "session_id", "content", "kind", "status", "sensitive", "dimensions",
+                    .values("id", "session_id", "content", "kind", "status", "sensitive", "at_risk", "dimensions",
                             "importance", "relevance", "novelty", "occurred_at", "created_at"))
     alive = {row["id"] for row in memories}
     _run_chunks(target, cypher.delete_nodes("Memory"), "ids", sorted(touched.memories - alive))
@@ -147,7 +147,7 @@ def _memory_row(project_id: int, row: dict[str, Any]) -> dict[str, Any]:
     props = {
         "project_id": project_id, "session_id": row["session_id"], "content": shown["content"], "kind": row["kind"],
         "status": row["status"], "sensitive": row["sensitive"], "importance": row["importance"],
-        "relevance": row["relevance"], "novelty": row["novelty"],
+        "relevance": row["relevance"], "novelty": row["novelty"], "at_risk": row["at_risk"],
         "intent": dimensions.get("intent") or "", "sentiment": dimensions.get("sentiment") or "",
         "language": dimensions.get("language") or "",
         "topics": [str(topic) for topic in dimensions.get("topics") or []],
