@@ -72,11 +72,13 @@ soak: setup
 	$(HOLD) $(PY) -m bench.soak
 
 # The labelled set (docs/eval.md), then the held-out files nothing is tuned on (docs/eval-heldout.md), then
-# what a linker learned from the labelled edges finds on the held-out files (docs/eval-linker.md; no database).
+# what a linker learned from the labelled edges finds on the held-out files (docs/eval-linker.md; no database),
+# then the agent traces with declared links and recall-then-act turns (docs/eval-links.md).
 eval: setup
 	$(HOLD) $(PY) -m eval.run
 	$(HOLD) $(PY) -m eval.run --heldout
 	$(PY) -m eval.linker_probe
+	$(HOLD) $(PY) -m eval.links
 
 lint: setup
 	$(PY) -m ruff check .

@@ -24,12 +24,18 @@ from pathlib import Path
 from typing import Any
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
+# Agent traces with what the agent's side knows: declared links, recall-then-act turns (eval/links.py).
+LINKS_DIR = Path(__file__).resolve().parent / "links"
 # Written after the engine's weights and thresholds were set, by writers who had not read the engine: a change
 # is tuned on DATA_DIR and only checked here (eval/heldout/README.md).
 HELDOUT_DIR = Path(__file__).resolve().parent / "heldout"
 LANGUAGES = ("en", "zh")
 KINDS = ("user_input", "assistant_output", "agent_thought", "tool_call", "tool_result", "observation", "system")
 QUESTION_TYPES = ("chain", "fact", "constraint", "superseded", "cross_session", "temporal")
+# In the files of eval/links only (agent traces with what the agent's side knows): after a value changed, a
+# question about what depended on it (`changed`: the stale parent; `needs`: the dependent and the change),
+# and one about something whose parents did not change (`needs`: it), to count false alarms.
+LINK_QUESTION_TYPES = ("cascade", "steady")
 EDGE_RELATIONS = ("causal", "temporal", "conditional", "elaborates", "supersedes", "part_of", "references")
 DEFAULT_K = 5
 # Per file style: "agent" sessions (an agent at work: tools, decisions) or "conversation" (two people
@@ -46,7 +52,22 @@ SESSION_KEYS = {"key", "title", "task", "interactions"}
 SESSION_OPTIONAL = {"date"}  # ISO date the session happened; else one day after the last (see above)
 INTERACTION_KEYS = {"id", "kind", "content"}
 QUESTION_KEYS = {"id", "text", "scope", "needs", "type"}
-QUESTION_OPTIONAL = {"k", "superseded"}
+QUESTION_OPTIONAL = {"k", "superseded", "changed"}
+# eval/links files: the framework's id, the links it declares ({"to": local id, "relation"}), and a recall the
+# agent ran right before this turn ({"query": text, "used": [local ids of what it acted on, when it knows]}).
+LINK_INTERACTION_KEYS = {"external_id", "links", "recall"}
+
+
+@dataclass(frozen=True)
+class DeclaredLink:
+    to: str  # the local id of the interaction it depends on
+    relation: str = "causal"
+
+
+@dataclass(frozen=True)
+class RecallBefore:
+    query: str
+    used: tuple[str, ...] = ()  # local ids whose memories the agent acted on; empty when it does not say
 
 
 @dataclass(frozen=True)
@@ -55,6 +76,9 @@ class EvalInteraction:
     kind: str
     content: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    external_id: str = ""
+    links: tuple[DeclaredLink, ...] = ()
+    recall: RecallBefore | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +99,7 @@ class Question:
     type: str
     k: int = DEFAULT_K
     superseded: list[str] = field(default_factory=list)  # stale interactions: never relevant
+    changed: list[str] = field(default_factory=list)  # cascade questions: the parents whose value changed
 
 
 @dataclass(frozen=True)
@@ -103,28 +128,29 @@ class EvalFile:
         return {i.id: s.key for s in self.sessions for i in s.interactions}
 
 
-def load_files(pattern: str = "*.json", directory: Path | None = None) -> list[EvalFile]:
+def load_files(pattern: str = "*.json", directory: Path | None = None, links: bool | None = None) -> list[EvalFile]:
     """Every matching file, sorted by name; ValueError naming the file and the problem on bad data."""
     folder = directory or DATA_DIR
     paths = sorted(folder.glob(pattern if pattern.endswith(".json") else f"{pattern}.json"))
     if not paths:
         raise ValueError(f"no evaluation files match {pattern!r} in {folder}")
-    return [load_file(path) for path in paths]
+    return [load_file(path, links) for path in paths]
 
 
-def load_file(path: Path) -> EvalFile:
+def load_file(path: Path, links: bool | None = None) -> EvalFile:
+    """One file; those of eval/links (or `links`) may carry what the agent's side knows (LINK_INTERACTION_KEYS)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path.name}: not valid UTF-8 JSON ({exc})") from exc
-    problems = validate(data)
+    problems = validate(data, links=path.resolve().parent == LINKS_DIR if links is None else links)
     if problems:
         raise ValueError(f"{path.name}: " + "; ".join(problems))
     return _build(path.stem, data)
 
 
-def validate(data: Any) -> list[str]:
-    """All problems found in one file's data (empty when it is valid)."""
+def validate(data: Any, links: bool = False) -> list[str]:
+    """All problems found in one file's data (empty when it is valid). `links`: a file of eval/links."""
     if not isinstance(data, dict):
         return ["the top level must be a JSON object"]
     problems = _keys(data, FILE_KEYS, FILE_OPTIONAL, "file")
@@ -138,8 +164,8 @@ def validate(data: Any) -> list[str]:
         problems.append(f"language {data['language']!r} is not one of {LANGUAGES}")
     if not isinstance(data["project"], str) or not data["project"].strip():
         problems.append("project must be a non-empty string")
-    ids, session_keys = _validate_sessions(data["sessions"], problems, limits["interactions"])
-    _validate_questions(data["questions"], ids, session_keys, problems, limits["questions"])
+    ids, session_keys = _validate_sessions(data["sessions"], problems, limits["interactions"], links)
+    _validate_questions(data["questions"], ids, session_keys, problems, limits["questions"], links)
     _validate_edges(data["edges"], ids, problems, limits["edges"])
     if not problems:
         _validate_tool_edges(data, problems)
@@ -161,8 +187,8 @@ def _validate_tool_edges(data: dict, problems: list[str]) -> None:
                 problems.append(f"tool_result {row['id']}: label the edge from its call {calls.get(call_id)}")
 
 
-def _validate_sessions(sessions: Any, problems: list[str],
-                       sizes: tuple[int, int]) -> tuple[dict[str, str], set[str]]:
+def _validate_sessions(sessions: Any, problems: list[str], sizes: tuple[int, int],
+                       links: bool = False) -> tuple[dict[str, str], set[str]]:
     ids: dict[str, str] = {}  # local id -> session key
     keys: set[str] = set()
     if not isinstance(sessions, list) or not sessions:
@@ -183,7 +209,7 @@ def _validate_sessions(sessions: Any, problems: list[str],
             problems.append(f"session {key}: needs {sizes[0]}-{sizes[1]} interactions")
             continue
         for row in rows:
-            _validate_interaction(row, key, ids, problems)
+            _validate_interaction(row, key, ids, problems, links)
         _validate_tool_pairs([r for r in rows if isinstance(r, dict)], key, problems)
     return ids, keys
 
@@ -204,10 +230,14 @@ def _validate_tool_pairs(rows: list[dict], session_key: str, problems: list[str]
             problems.append(f"{where}: tool_result {meta['call_id']!r} answers no earlier {meta['tool']} call")
 
 
-def _validate_interaction(row: Any, session_key: str, ids: dict[str, str], problems: list[str]) -> None:
+def _validate_interaction(row: Any, session_key: str, ids: dict[str, str], problems: list[str],
+                          links: bool = False) -> None:
     where = f"session {session_key} interaction {row.get('id') if isinstance(row, dict) else row!r}"
-    if not isinstance(row, dict) or _keys(row, INTERACTION_KEYS, {"metadata"}, where, problems):
+    optional = {"metadata", *(LINK_INTERACTION_KEYS if links else ())}
+    if not isinstance(row, dict) or _keys(row, INTERACTION_KEYS, optional, where, problems):
         return
+    if links:
+        _validate_agent_side(row, ids, where, problems)  # before its own id: it may name earlier ones only
     if row["id"] in ids:
         problems.append(f"{where}: id is not unique in the file")
     ids[row["id"]] = session_key
@@ -219,8 +249,25 @@ def _validate_interaction(row: Any, session_key: str, ids: dict[str, str], probl
         problems.append(f"{where}: metadata must be an object")
 
 
+def _validate_agent_side(row: dict, earlier: dict[str, str], where: str, problems: list[str]) -> None:
+    """The framework's id, its declared links (to earlier interactions, a dependency relation) and a recall
+    before it (a query, and what it used among earlier interactions)."""
+    if not isinstance(row.get("external_id", ""), str):
+        problems.append(f"{where}: external_id must be a string")
+    for link in row.get("links", []) if isinstance(row.get("links", []), list) else [None]:
+        if not isinstance(link, dict) or set(link) - {"to", "relation"} or link.get("to") not in earlier:
+            problems.append(f"{where}: a link is {{\"to\": <an earlier interaction>, \"relation\": ...}}: {link!r}")
+        elif link.get("relation", "causal") not in set(EDGE_RELATIONS) - {"supersedes"}:
+            problems.append(f"{where}: link relation {link.get('relation')!r} cannot be declared")
+    recall = row.get("recall")
+    if recall is not None and (not isinstance(recall, dict) or set(recall) - {"query", "used"}
+                               or not isinstance(recall.get("query"), str) or not recall["query"].strip()
+                               or any(ref not in earlier for ref in recall.get("used", []))):
+        problems.append(f"{where}: recall is {{\"query\": <text>, \"used\": [earlier interactions]}}: {recall!r}")
+
+
 def _validate_questions(questions: Any, ids: dict[str, str], sessions: set[str], problems: list[str],
-                        sizes: tuple[int, int]) -> None:
+                        sizes: tuple[int, int], links: bool = False) -> None:
     if not isinstance(questions, list) or not sizes[0] <= len(questions) <= sizes[1]:
         problems.append(f"questions must be a list of {sizes[0]}-{sizes[1]}")
         return
@@ -232,15 +279,20 @@ def _validate_questions(questions: Any, ids: dict[str, str], sessions: set[str],
         if question["id"] in seen:
             problems.append(f"{where}: id is not unique")
         seen.add(question["id"])
-        if question["type"] not in QUESTION_TYPES:
+        if question["type"] not in QUESTION_TYPES + (LINK_QUESTION_TYPES if links else ()):
             problems.append(f"{where}: unknown type {question['type']!r}")
+        changed = question.get("changed", [])
+        if (question["type"] == "cascade") != bool(changed) or not isinstance(changed, list) \
+                or any(ref not in ids or ref in question["needs"] for ref in changed):
+            problems.append(f"{where}: a cascade question (and only one) names the changed parents in `changed`, "
+                            "known interactions outside its needs")
         if question["scope"] != "project" and question["scope"] not in sessions:
             problems.append(f"{where}: scope {question['scope']!r} is neither 'project' nor a session key")
         needs, stale = question["needs"], question.get("superseded", [])
         if not isinstance(needs, list) or not needs:
             problems.append(f"{where}: needs must be a non-empty list")
             continue
-        for ref in [*needs, *stale]:
+        for ref in [*needs, *stale, *changed]:
             if ref not in ids:
                 problems.append(f"{where}: references unknown interaction {ref!r}")
             elif question["scope"] != "project" and ids[ref] != question["scope"]:
@@ -301,14 +353,20 @@ def _keys(data: dict, required: set[str], optional: set[str], where: str,
 def _build(name: str, data: dict) -> EvalFile:
     sessions = [
         EvalSession(key=s["key"], title=s["title"], task=s["task"], date=s.get("date"), interactions=[
-            EvalInteraction(id=i["id"], kind=i["kind"], content=i["content"], metadata=i.get("metadata", {}))
+            EvalInteraction(id=i["id"], kind=i["kind"], content=i["content"], metadata=i.get("metadata", {}),
+                            external_id=i.get("external_id", ""),
+                            links=tuple(DeclaredLink(link["to"], link.get("relation", "causal"))
+                                        for link in i.get("links", [])),
+                            recall=RecallBefore(i["recall"]["query"], tuple(i["recall"].get("used", [])))
+                            if i.get("recall") else None)
             for i in s["interactions"]
         ])
         for s in data["sessions"]
     ]
     questions = [
         Question(id=q["id"], text=q["text"], scope=q["scope"], needs=list(q["needs"]), type=q["type"],
-                 k=q.get("k", DEFAULT_K), superseded=list(q.get("superseded", [])))
+                 k=q.get("k", DEFAULT_K), superseded=list(q.get("superseded", [])),
+                 changed=list(q.get("changed", [])))
         for q in data["questions"]
     ]
     edges = [LabelledEdge(parent=e["parent"], child=e["child"], relation=e["relation"]) for e in data["edges"]]

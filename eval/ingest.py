@@ -12,11 +12,12 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from memory.engine.ingest import InteractionInput, interactions_accept
+from memory.engine.links import LinkInput
 from memory.engine.pipeline import interaction_process
 from memory.engine.projects import project_create, session_create
-from memory.models import AgentSession, Interaction, Project
+from memory.models import AgentSession, Interaction, Memory, Project
 
-from .dataset import EvalFile
+from .dataset import DeclaredLink, EvalFile, EvalInteraction
 
 logger = logging.getLogger(__name__)
 ACTOR = "eval"
@@ -54,11 +55,20 @@ def project_slug(spec: EvalFile) -> str:
     return slugify(f"eval-{spec.name}")[:100]
 
 
+# What of the agent's side an ingest sends (eval/links files): nothing (offline rules only), the declared links
+# with the framework's ids, or those and the recall-then-act turns (a recall run before the turn, its id and
+# what it used sent with it).
+AGENT_SIDES = ("offline", "declared", "declared+use")
+
+
 def ingest_file(spec: EvalFile, progress: Callable[[int], None] | None = None, *,
-                with_task: bool = True) -> IngestedFile:
+                with_task: bool = True, agent_side: str = "offline") -> IngestedFile:
     """Delete and recreate the file's project, then accept + process every interaction in file order.
 
-    `with_task=False` gives every session an empty task focus (agents often send none)."""
+    `with_task=False` gives every session an empty task focus (agents often send none). `agent_side`: one of
+    AGENT_SIDES."""
+    if agent_side not in AGENT_SIDES:
+        raise ValueError(f"agent_side must be one of {AGENT_SIDES}")
     started = time.perf_counter()
     slug = project_slug(spec)
     Project.objects.filter(slug=slug).delete()
@@ -74,8 +84,9 @@ def ingest_file(spec: EvalFile, progress: Callable[[int], None] | None = None, *
         sessions[eval_session.key] = session
         start = _session_start(eval_session.date) if eval_session.date else first_day + SESSION_GAP * index
         for turn, item in enumerate(eval_session.interactions):
+            extra = _agent_side(project, session, item, agent_side)
             _ingest_one(session, item.kind, item.content, item.metadata, item.id,
-                        start + timedelta(seconds=TURN_SECONDS * turn))
+                        start + timedelta(seconds=TURN_SECONDS * turn), **extra)
             if progress:
                 progress(1)
     ingested = IngestedFile(spec=spec, project=project, sessions=sessions, memories={}, statuses={})
@@ -89,10 +100,40 @@ def _session_start(day: str) -> datetime:
     return datetime.fromisoformat(f"{day}T19:00:00+00:00")
 
 
+def _agent_side(project: Project, session: AgentSession, item: EvalInteraction, side: str) -> dict:
+    """What the agent sends beside the turn: its framework id and declared links (a link names the earlier
+    turn by its idempotency key, the local id); with use, the recall it ran first and what it used of it."""
+    if side == "offline":
+        return {}
+    extra: dict = {"external_id": item.external_id,
+                   "links": tuple(_link(project, session, link) for link in item.links)}
+    if side == "declared+use" and item.recall is not None:
+        from memory.engine.recall import RecallQuery, memory_recall
+
+        recall = memory_recall(project=project, actor=ACTOR,
+                               query=RecallQuery(text=item.recall.query, k=RECALL_K, session=session))
+        used = Memory.objects.filter(project=project, sources__idempotency_key__in=item.recall.used,
+                                     sources__project=project).exclude(status="forgotten")
+        extra.update(recall_id=recall.trace.pk, used=tuple(sorted(set(used.values_list("pk", flat=True)))))
+    return extra
+
+
+RECALL_K = 5  # what an agent recalls before it acts
+
+
+def _link(project: Project, session: AgentSession, link: DeclaredLink) -> LinkInput:
+    """By the earlier turn's idempotency key in its own session; by our id when it is in another session."""
+    found = (Interaction.objects.filter(project=project, idempotency_key=link.to)
+             .values_list("pk", "session_id").first())
+    if found and found[1] != session.pk:
+        return LinkInput("id", str(found[0]), link.relation)
+    return LinkInput("idempotency_key", link.to, link.relation)
+
+
 def _ingest_one(session: AgentSession, kind: str, content: str, metadata: dict, local_id: str,
-                occurred_at: datetime) -> None:
+                occurred_at: datetime, **agent_side) -> None:
     item = InteractionInput(kind=kind, content=content, metadata=metadata, occurred_at=occurred_at,
-                            idempotency_key=local_id)
+                            idempotency_key=local_id, **agent_side)
     accepted = interactions_accept(session=session, items=[item], actor=ACTOR)
     # Inline mode has processed it on commit already (then this is a no-op); in queue mode it does the work.
     try:
