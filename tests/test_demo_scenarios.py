@@ -19,7 +19,7 @@ from memory.demo.scenarios import DATA_DIR
 from memory.engine.cues import CHIT_CHAT, normalized
 from memory.engine.projects import project_create, token_issue
 from memory.management.commands.simulate_agent import ApiClient
-from memory.models import AgentSession, Interaction, InteractionKind, Memory
+from memory.models import AgentSession, Edge, Interaction, InteractionKind, Memory
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -175,6 +175,11 @@ def test_simulate_agent_plays_a_scenario_over_http(live_server, monkeypatch: pyt
     kept = sum(i.status == "kept" for i in interactions)
     assert f"all {len(interactions)} interactions sent: {kept} kept as memories" in last, last
     assert queries == [None] + [{"wait": "true"}] * len(scenario.interactions)  # session POST, then each one
+    # As an instrumented agent: each turn has its framework id, and each tool result its call as a declared link
+    assert all(i.external_id for i in interactions)
+    results = [i for i in interactions if i.kind == "tool_result"]
+    assert results and all(i.links.get().parent.metadata["call_id"] == i.metadata["call_id"] for i in results)
+    assert Edge.objects.filter(session=session, origin="agent").count() >= len(results) - 1  # a call may be dropped
 
 
 @pytest.mark.django_db(transaction=True)

@@ -13,9 +13,11 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from ..engine.ingest import InteractionInput, interactions_accept
+from ..engine.links import LinkInput
 from ..engine.pipeline import interaction_process
 from ..engine.projects import project_create, session_create, token_issue, token_resolve
 from ..models import AgentSession, Membership, Project, Role
+from .links import DeclaredTurn, framework_links
 from .live import live_script
 from .scenarios import Scenario, ScenarioInteraction, load_scenarios
 
@@ -88,8 +90,10 @@ def scenario_load(project: Project, scenario: Scenario, progress: Callable[[int]
     now = timezone.now()
     scenario = scenario.dated_for(timezone.localdate(now))
     start = now - timedelta(seconds=30 * (len(scenario.interactions) - 1))
+    declared = framework_links(scenario.interactions, scenario.external_id)
     for turn, item in enumerate(scenario.interactions):
-        _load_one(session, item, occurred_at=start + timedelta(seconds=30 * turn), key=f"{scenario.external_id}-{turn}")
+        _load_one(session, item, occurred_at=start + timedelta(seconds=30 * turn), key=f"{scenario.external_id}-{turn}",
+                  declared=declared[turn], parent_key=lambda i: f"{scenario.external_id}-{i}")
         if progress:
             progress(1)
     return session
@@ -110,8 +114,10 @@ def large_session_load(project: Project, interactions: int,
     number = LARGE_FIRST_EPISODE + done  # each episode has fewer interactions than this moves on: never a repeat
     while done < interactions:
         episode = script.episode(number)
+        declared = framework_links(episode.interactions, f"large:{number}")
         for index, item in enumerate(episode.interactions[: interactions - done]):
-            _load_one(session, item, occurred_at=start + step * done, key=f"large:{number}:{index}")
+            _load_one(session, item, occurred_at=start + step * done, key=f"large:{number}:{index}",
+                      declared=declared[index], parent_key=lambda i, n=number: f"large:{n}:{i}")
             done += 1
             if progress:
                 progress(done, interactions)
@@ -119,9 +125,13 @@ def large_session_load(project: Project, interactions: int,
     return session
 
 
-def _load_one(session: AgentSession, item: ScenarioInteraction, *, occurred_at, key: str) -> None:
+def _load_one(session: AgentSession, item: ScenarioInteraction, *, occurred_at, key: str, declared: DeclaredTurn,
+              parent_key: Callable[[int], str]) -> None:
+    """One turn, with the framework id and links an instrumented agent would send (links.py)."""
+    links = tuple(LinkInput("idempotency_key", parent_key(parent)) for parent in declared.parents)
     payload = InteractionInput(kind=item.kind, content=item.content, metadata=item.metadata,
-                               occurred_at=occurred_at, idempotency_key=key)
+                               occurred_at=occurred_at, idempotency_key=key, external_id=declared.external_id,
+                               links=links)
     accepted = interactions_accept(session=session, items=[payload], actor=LOADER_ACTOR)
     interaction_process(interaction_id=accepted[0].interaction.pk)
 

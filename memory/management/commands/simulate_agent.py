@@ -24,6 +24,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import NoReverseMatch, reverse
 
+from memory.demo.links import framework_links
 from memory.demo.live import LiveScript, live_script
 from memory.demo.scenarios import LANGUAGES, Scenario, ScenarioInteraction, load_scenarios
 
@@ -204,11 +205,13 @@ class _Player:
         query = {"wait": "true"} if self.wait else None
         statuses: Counter[str] = Counter()
         start, total = time.monotonic(), len(interactions)
+        declared = framework_links(interactions, key)  # what an instrumented agent's framework knows
         for index, item in enumerate(interactions):
             # Steady pace: the n-th interaction leaves at start + n * interval, however slow the server was.
             time.sleep(max(0.0, start + index * self.interval - time.monotonic()))
             body = {"kind": item.kind, "content": item.content, "metadata": item.metadata,
-                    "idempotency_key": f"{key}:{index}"}
+                    "idempotency_key": f"{key}:{index}", "external_id": declared[index].external_id,
+                    "links": [{"idempotency_key": f"{key}:{parent}"} for parent in declared[index].parents]}
             row = self._call(url, body, query=query, retry=True)["interactions"][0]
             self.sent += 1
             statuses[row["status"]] += 1
