@@ -226,3 +226,17 @@ def test_a_recall_or_memory_of_another_project_is_refused_like_a_missing_one(tri
     used = api.post(url, {**body, "used": [their_memory.pk]}, format="json")
     assert used.status_code == 400 and f"no memory {their_memory.pk} in this project" in used.content.decode()
     assert not Interaction.objects.filter(session=trip).exists()
+
+
+def test_the_replay_of_a_recall_shows_what_it_led_to(trip, project, readers):
+    flight, _ = _trip(trip)
+    recall = _recall(project, trip, "when does my flight leave?")
+    acted = _send(trip, "agent_thought", "Told the driver to wait at arrivals door 4 for the UA858 pickup",
+                  recall_id=recall.trace.pk, used=(flight.pk,))
+    replay = readers["viewer"].get(_url(project, f"recalls/{recall.trace.pk}/")).json()
+    (step,) = replay["led_to"]
+    assert (step["kind"], step["memory_ids"], step["used"]) == ("agent_thought", [acted.pk], [flight.pk])
+    edge = Edge.objects.get(target=acted, origin=EdgeOrigin.USE)
+    assert step["edges"] == [{"id": edge.pk, "source_id": flight.pk, "target_id": acted.pk, "confidence": 1.0}]
+    other = _recall(project, trip, "hotel")
+    assert readers["viewer"].get(_url(project, f"recalls/{other.trace.pk}/")).json()["led_to"] == []

@@ -73,6 +73,9 @@ class RecallReplayOutput(RecallSummaryOutput):
                                      "exists, status now, kind, text (or its mask), masked.")
     edges = serializers.DictField(child=serializers.DictField(), help_text="Edges that carried activation, as "
                                   "they are now: exists, relation_now, status_now.")
+    led_to = serializers.ListField(child=serializers.DictField(), help_text="What the agent sent after it, naming it "
+                                   "(recall_id): interaction_id, session_id, kind, memory_ids, used, and the edges "
+                                   "learned from that use (id, source_id, target_id, confidence).")
 
 
 class RecallCompareOutput(serializers.Serializer):

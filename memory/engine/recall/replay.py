@@ -21,7 +21,7 @@ from django.db import connection
 from django.db.models import BooleanField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from ...models import Edge, GraphChange, Memory, Project, RecallTrace
+from ...models import Edge, EdgeOrigin, GraphChange, Interaction, Memory, Project, RecallTrace
 from ...visibility import memory_mask, recall_query_hidden_sql
 
 PREVIEW_CHARS = 160  # of each memory's text in the replay's node list (the ranking keeps the whole text)
@@ -124,7 +124,23 @@ def recall_replay(trace: RecallTrace, *, show_sensitive: bool, names: dict[str, 
         "narrative": "" if hidden_any else trace.narrative,
         "memories": memories,
         "edges": _edges_now(trace.activations),
+        "led_to": led_to(trace),
     }
+
+
+def led_to(trace: RecallTrace) -> list[dict[str, Any]]:
+    """What the agent did after this recall: the interactions it sent naming it (`recall_id`), their memories
+    and the edges learned from that use (engine/use.py). Ids and kinds only: no text to mask."""
+    found = []
+    for interaction in (Interaction.objects.filter(recall=trace).prefetch_related("memories").order_by("pk")
+                        .only("pk", "session_id", "kind", "used")):
+        memory_ids = sorted(m.pk for m in interaction.memories.all())
+        edges = list(Edge.objects.filter(target_id__in=memory_ids, origin=EdgeOrigin.USE)
+                     .values("id", "source_id", "target_id", "confidence").order_by("id"))
+        found.append({"interaction_id": interaction.pk, "session_id": interaction.session_id,
+                      "kind": interaction.kind, "memory_ids": memory_ids, "used": list(interaction.used),
+                      "edges": edges})
+    return found
 
 
 # One statement: the project's change-log rows after the trace's (the (project, id) index), each kept when
