@@ -29,7 +29,7 @@ from rest_framework.utils.json import strict_constant
 from contextweaver_site.http.parsers import json_problems
 from memory.api.serializers import SessionInput
 from memory.conf import memory_settings
-from memory.engine.ingest import IDEMPOTENCY_KEY_MAX, metadata_problem
+from memory.engine.ingest import EXTERNAL_ID_MAX, IDEMPOTENCY_KEY_MAX, metadata_problem
 from memory.engine.projects_load import LOADED, project_load
 from memory.errors import ValidationFailed
 from memory.models import (
@@ -58,6 +58,7 @@ class Field:
     choices: tuple[str, ...] = ()
     null: bool = False
     ref: str = ""  # the row type an id refers to
+    default: Any = None  # when given, the field may be left out (files written before it was exported)
 
 
 def _f(name: str, kind: Any, **extra: Any) -> Field:
@@ -72,7 +73,7 @@ FIELDS: dict[str, tuple[Field, ...]] = {
                     _f("content", str), _f("metadata", dict), _f("occurred_at", datetime),
                     _f("idempotency_key", str, null=True),
                     _f("status", str, choices=tuple(InteractionStatus.values)), _f("scores", dict),
-                    _f("reason", str)),
+                    _f("reason", str), _f("external_id", str, default="")),
     "memory": (_f("session", int, ref="session"), _f("content", str), _f("kind", str, choices=tuple(MemoryKind.values)),
                _f("dimensions", dict), _f("importance", NUMBER), _f("relevance", NUMBER), _f("novelty", NUMBER),
                _f("status", str, choices=tuple(MemoryStatus.values)), _f("sensitive", bool),
@@ -153,7 +154,7 @@ def _refused(line: int, field: str, message: str) -> ValidationFailed:
 _SESSION_INPUT = SessionInput().fields
 TEXT_LIMITS: dict[str, dict[str, int]] = {
     "session": {name: _SESSION_INPUT[name].max_length for name in ("external_id", "title", "task")},
-    "interaction": {"idempotency_key": IDEMPOTENCY_KEY_MAX},
+    "interaction": {"idempotency_key": IDEMPOTENCY_KEY_MAX, "external_id": EXTERNAL_ID_MAX},
     "entity": {name: Entity._meta.get_field(name).max_length for name in ("name", "normalized_name")},
     "mention": {"surface": EntityMention._meta.get_field("surface").max_length},
 }
@@ -188,7 +189,9 @@ def _checked(line: int, row: Any, seen: dict[str, set[int]]) -> dict:
     if row["id"] in seen[kind]:
         raise _refused(line, "id", f"{kind} {row['id']} appears twice")
     for spec in FIELDS[kind]:
-        if spec.name not in row:
+        if spec.name not in row and spec.default is not None:
+            row[spec.name] = spec.default
+        elif spec.name not in row:
             raise _refused(line, spec.name, "missing")
         value = row[spec.name]
         if value is None and spec.null:

@@ -19,7 +19,7 @@ from administration.transfer import FIELDS, GRAPHML_NS
 from memory.conf import memory_settings
 from memory.engine.ingest import InteractionInput, interactions_accept
 from memory.engine.projects import session_create
-from memory.models import Edge, Membership, Memory, MemoryEmbedding, Project, Role
+from memory.models import Edge, Interaction, Membership, Memory, MemoryEmbedding, Project, Role
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -45,6 +45,10 @@ def world(project, agent_session):
     Edge.objects.create(project=project, session=agent_session, source=memories[TEXTS[0]],
                         target=memories[TEXTS[1]], relation="causal", origin="human", status="approved",
                         rationale="drawn by a curator")
+    Edge.objects.create(project=project, session=agent_session, source=memories[TEXTS[0]],
+                        target=memories[TEXTS[1]], relation="elaborates", origin="agent",
+                        rationale="declared by the agent")
+    memories[TEXTS[1]].sources.update(external_id="msg_01HX")  # the agent framework's id
     people = {}
     for role in (Role.VIEWER, Role.ADMIN):
         people[role] = get_user_model().objects.create_user(f"x-{role}", password="a-long-password-1")
@@ -99,6 +103,20 @@ def test_an_export_imported_and_exported_again_is_the_same(project, agent_sessio
     again = _export("copy")
     assert _renumbered(again) == _renumbered(first)
     assert Edge.objects.get(project=copy, origin="human").rationale == "drawn by a curator"
+    assert Edge.objects.get(project=copy, origin="agent").relation == "elaborates"
+    assert Interaction.objects.get(project=copy, external_id="msg_01HX").content == TEXTS[1]
+
+
+def test_a_file_written_before_external_ids_were_exported_still_imports(project, agent_session, world, tmp_path):
+    rows = [json.loads(line) for line in _export(project.slug).splitlines()]
+    for row in rows:
+        row.pop("external_id", None) if row.get("type") == "interaction" else None
+    path = tmp_path / "older.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n", encoding="utf-8")
+    call_command("import_project", str(path), "--slug", "older", "--name", "Older", stdout=StringIO())
+    copy = Project.objects.get(slug="older")
+    assert Interaction.objects.filter(project=copy).count() == sum(r.get("type") == "interaction" for r in rows)
+    assert not Interaction.objects.filter(project=copy).exclude(external_id="").exists()
 
 
 def test_a_viewer_gets_sensitive_text_masked_and_graphml_reads_as_a_graph(project, agent_session, world):

@@ -35,7 +35,8 @@ def project_load(rows: list[dict], *, name: str, slug: str) -> Project:
         interactions = Interaction.objects.bulk_create(Interaction(
             project=project, session_id=new["session"][r["session"]], kind=r["kind"], content=r["content"],
             metadata=r["metadata"], occurred_at=datetime.fromisoformat(r["occurred_at"]),
-            idempotency_key=r["idempotency_key"], status=r["status"], scores=r["scores"], reason=r["reason"],
+            idempotency_key=r["idempotency_key"], external_id=r["external_id"], status=r["status"],
+            scores=r["scores"], reason=r["reason"],
             processed_at=now) for r in by_kind["interaction"])
         new["interaction"] = {r["id"]: i.pk for r, i in zip(by_kind["interaction"], interactions, strict=True)}
         memories = Memory.objects.bulk_create(Memory(

@@ -49,7 +49,7 @@ def export_rows(access: Access, session: AgentSession | None = None) -> Iterator
         mask = None if access.may_see_sensitive else interaction_mask(i.pk, i.status, hidden_sources)
         row = {"type": "interaction", "id": i.pk, "session": i.session_id, "kind": i.kind, "content": i.content,
                "metadata": i.metadata, "occurred_at": _moment(i.occurred_at), "idempotency_key": i.idempotency_key,
-               "status": i.status, "scores": i.scores, "reason": i.reason}
+               "external_id": i.external_id, "status": i.status, "scores": i.scores, "reason": i.reason}
         yield mask_interaction(row, mask)
     for m in memories:
         row = {"type": "memory", "id": m.pk, "session": m.session_id, "content": m.content, "kind": m.kind,
