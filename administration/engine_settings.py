@@ -3,7 +3,9 @@ default, its range, and where in `Project.settings` the engine reads it.
 
 - `keep_threshold`: the filter keeps an interaction whose total score reaches it (scoring.filter_settings);
 - `edge_confidence_threshold`: inferred edges below it await review (pipeline, review job);
-- `recall_k`, `recall_preset`: what a recall uses when the caller names none (recall.config.recall_defaults).
+- `recall_k`, `recall_preset`: what a recall uses when the caller names none (recall.config.recall_defaults);
+- `risk_confidence_threshold`, `risk_hops`: which inferred edges a change propagates along, and how far (risk.py);
+- `use_edge_threshold`: the rank weight a recalled memory needs to become an edge of origin use (use.py).
 An empty value (or the default itself) puts the default back. Every change is one
 `project.settings_changed` row of the change log.
 """
@@ -21,7 +23,9 @@ from memory.engine.changelog import change_record
 from memory.engine.inference import DEFAULT_EDGE_THRESHOLD
 from memory.engine.operations import Op
 from memory.engine.recall.config import DEFAULT_PRESET, RECALL_PRESETS
+from memory.engine.risk import DEFAULT_RISK_CONFIDENCE, DEFAULT_RISK_HOPS
 from memory.engine.scoring import FILTER_DEFAULTS
+from memory.engine.use import DEFAULT_USE_THRESHOLD
 from memory.errors import ValidationFailed
 from memory.models import Project
 
@@ -59,6 +63,9 @@ SETTINGS = (
     EngineSetting("edge_confidence_threshold", ("edge_confidence_threshold",), DEFAULT_EDGE_THRESHOLD, 0.0, 1.0),
     EngineSetting("recall_k", ("recall", "k"), memory_settings.DEFAULT_RECALL_K, 1, memory_settings.MAX_RECALL_K),
     EngineSetting("recall_preset", ("recall", "preset"), DEFAULT_PRESET, choices=RECALL_PRESETS),
+    EngineSetting("risk_confidence_threshold", ("risk_confidence_threshold",), DEFAULT_RISK_CONFIDENCE, 0.0, 1.0),
+    EngineSetting("risk_hops", ("risk_hops",), DEFAULT_RISK_HOPS, 1, 4),
+    EngineSetting("use_edge_threshold", ("use_edge_threshold",), DEFAULT_USE_THRESHOLD, 0.0, 1.0),
 )
 BY_KEY = {s.key: s for s in SETTINGS}
 

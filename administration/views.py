@@ -95,7 +95,12 @@ def _engine_rows(project) -> list[dict]:
                                  _("1–5: the weighted relevance, importance and novelty")),
               "edge_confidence_threshold": (_("Edges below this confidence await review"), _("0–1")),
               "recall_k": (_("Recall: memories returned when the agent asks for no number"), _("1–100")),
-              "recall_preset": (_("Recall: preset used when the agent names none"), "vector · hybrid · ripple")}
+              "recall_preset": (_("Recall: preset used when the agent names none"), "vector · hybrid · ripple"),
+              "risk_confidence_threshold": (_("A change flags what depends on it along inferred edges of at least "
+                                              "this confidence"), _("0–1; known edges always count")),
+              "risk_hops": (_("A change flags dependents up to this many edges away"), _("1–4")),
+              "use_edge_threshold": (_("After a recall, a returned memory the agent does not name becomes an "
+                                       "edge at this rank weight or more"), _("0–1; 0.9 ÷ rank"))}
     return [{**row, "label": labels[row["key"]][0], "hint": labels[row["key"]][1]} for row in engine_settings(project)]
 
 

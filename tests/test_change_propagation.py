@@ -13,6 +13,7 @@ from memory.engine.maintenance.forget import ForgetFilter, forget_run
 from memory.engine.pipeline import interaction_process_safely
 from memory.engine.recall import RecallQuery, memory_recall
 from memory.engine.risk import risk_propagate
+from memory.errors import ValidationFailed
 from memory.models import AtRisk, Edge, EdgeOrigin, GraphChange, Interaction, Memory, Relation
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -110,10 +111,14 @@ def test_risk_halves_per_hop_stops_at_the_hop_limit_and_ignores_weak_guesses(tri
         risk_propagate(memories[0], "archived")
     levels = {m.pk: m.at_risk for m in Memory.objects.filter(pk__in=[m.pk for m in memories])}
     assert [levels[m.pk] for m in memories] == [0.0, 1.0, 0.5, 0.0, 0.0]  # risk_hops 2; the guess is not trusted
-    project.settings = {**(project.settings or {}), "risk_hops": 3, "risk_confidence_threshold": 0.3}
-    project.save(update_fields=["settings"])
+    from administration.engine_settings import engine_settings_set
+
+    engine_settings_set(project=project, actor="user:1", values={"risk_hops": "3", "risk_confidence_threshold": 0.3})
+    with pytest.raises(ValidationFailed):
+        engine_settings_set(project=project, actor="user:1", values={"risk_hops": 9})
+    project.refresh_from_db()
     with transaction.atomic():
-        risk_propagate(Memory.objects.get(pk=memories[0].pk), "archived")
+        risk_propagate(Memory.objects.select_related("project").get(pk=memories[0].pk), "archived")
     levels = {m.pk: m.at_risk for m in Memory.objects.filter(pk__in=[m.pk for m in memories])}
     assert [levels[m.pk] for m in memories] == [0.0, 1.0, 0.5, 0.25, 1.0]
     assert AtRisk.objects.get(memory=memories[3]).path == list(
