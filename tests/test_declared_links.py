@@ -147,3 +147,18 @@ def test_an_external_id_resent_is_the_same_interaction_and_a_different_one_is_a_
     assert again.status_code == 200 and again.json()["interactions"][0]["duplicate"] is True
     assert again.json()["interactions"][0]["id"] == first.json()["interactions"][0]["id"]
     assert other.status_code == 409 and "external id 'span-9'" in other.content.decode()
+
+
+def test_a_link_waiting_on_a_dropped_parent_resolves_once_that_parents_own_parent_arrives(api, agent_session):
+    """Child first, then its dropped parent, then the grandparent: the child bridges to the grandparent."""
+    child = _post(api, agent_session, {"kind": "tool_call", "external_id": "t1", "links": [{"external_id": "a1"}],
+                                       "content": "Calling search_hotels(area=Bund, checkin=2026-03-14, "
+                                                  "checkout=2026-03-16)"})
+    chit = _post(api, agent_session, {"kind": "assistant_output", "external_id": "a1", "content": "ok",
+                                      "links": [{"external_id": "u1"}]})
+    assert chit.json()["interactions"][0]["status"] == "filtered"
+    request = _post(api, agent_session, {"kind": "user_input", "external_id": "u1",
+                                         "content": "Find me a hotel near the Bund for March 14th to 16th"})
+    child_id, request_id = child.json()["interactions"][0]["id"], request.json()["interactions"][0]["id"]
+    assert (_memory_of(request_id).pk, _memory_of(child_id).pk, "causal") in _agent_edges(agent_session)
+    assert InteractionLink.objects.get(child_id=child_id).status == "resolved"

@@ -118,13 +118,21 @@ def links_bind(interaction: Interaction) -> int:
 
 def links_settle(interaction: Interaction) -> list[Edge]:
     """After `interaction` was processed: settle every waiting link it is an end of whose other end is
-    processed too (its own links, and those of interactions that depend on it)."""
-    waiting = (InteractionLink.objects.filter(Q(child=interaction) | Q(parent=interaction),
-                                              status=LinkStatus.WAITING, parent__isnull=False)
-               .select_related("child", "parent", "session", "project").order_by("pk"))
+    processed too (its own links, and those of interactions that depend on it). A dropped interaction whose own
+    link just settled lets the links waiting on it bridge over it now, so they are looked at again."""
     edges: list[Edge] = []
-    for link in waiting:
-        edges += _settle(link, done_now=interaction)
+    queue, seen = [interaction.pk], {interaction.pk}
+    while queue:
+        current = queue.pop(0)
+        waiting = (InteractionLink.objects.filter(Q(child_id=current) | Q(parent_id=current),
+                                                  status=LinkStatus.WAITING, parent__isnull=False)
+                   .select_related("child", "parent").order_by("pk"))
+        for link in waiting:
+            made = _settle(link, done_now=interaction)
+            edges += made or []
+            if made is not None and link.child_id not in seen and len(seen) <= BRIDGE_DEPTH:
+                seen.add(link.child_id)
+                queue.append(link.child_id)  # if it was dropped, its dependents may bridge over it now
     return edges
 
 
@@ -132,13 +140,14 @@ def _done(interaction: Interaction, done_now: Interaction) -> bool:
     return interaction.pk == done_now.pk or interaction.status in DONE
 
 
-def _settle(link: InteractionLink, done_now: Interaction) -> list[Edge]:
+def _settle(link: InteractionLink, done_now: Interaction) -> list[Edge] | None:
+    """The edges the link became (settled), or None while it waits."""
     if not (_done(link.child, done_now) and _done(link.parent, done_now)):
-        return []
+        return None
     children = _memories_of([link.child_id])
     parents = _bridged_parents(link.parent_id, done_now.pk)
     if parents is None:  # a dropped parent's own parent is not processed yet
-        return []
+        return None
     if not children or not parents:
         end = "this interaction" if not children else f"interaction {link.parent_id} (and what it depends on)"
         _close(link, LinkStatus.NO_MEMORY, [], f"{end} kept no memory")
@@ -164,7 +173,7 @@ def _memories_of(interaction_ids: Iterable[int]) -> list[Memory]:
 def _bridged_parents(parent_id: int, done_now: int) -> list[Memory] | None:
     """The memories a link's parent stands for: its own; if the filter dropped it, those of what it was
     declared to depend on, up to BRIDGE_DEPTH dropped interactions deep. None while one on the way is
-    unprocessed (the link waits)."""
+    unprocessed or not received yet (the link waits)."""
     found: dict[int, Memory] = {}
     frontier, seen = [parent_id], {parent_id}
     for _ in range(BRIDGE_DEPTH + 1):
@@ -178,6 +187,8 @@ def _bridged_parents(parent_id: int, done_now: int) -> list[Memory] | None:
             found.update((m.pk, m) for m in memories)
             if not memories:
                 dropped.append(pk)
+        if InteractionLink.objects.filter(child_id__in=dropped, parent__isnull=True).exists():
+            return None  # what a dropped one depends on has not arrived: wait for it
         upward = set(InteractionLink.objects.filter(child_id__in=dropped, parent__isnull=False)
                      .values_list("parent_id", flat=True)) - seen
         seen |= upward
