@@ -245,3 +245,14 @@ def test_the_replay_of_a_recall_shows_what_it_led_to(trip, project, readers):
     assert step["edges"] == [{"id": edge.pk, "source_id": flight.pk, "target_id": acted.pk, "confidence": 1.0}]
     other = _recall(project, trip, "hotel")
     assert readers["viewer"].get(_url(project, f"recalls/{other.trace.pk}/")).json()["led_to"] == []
+
+
+def test_the_change_names_the_value_that_changed_not_the_old_memorys_others(trip):
+    flight = _send(trip, "user_input", "My flight UA858 departs PVG at 15:00 and arrives SFO at 10:40 the same day",
+                   external_id="r1")
+    pickup = _send(trip, "assistant_output", "Driver booked for the departure: pickup at the hotel at 12:30",
+                   links=(LinkInput("external_id", "r1"),))
+    _send(trip, "user_input", "Update: UA858 now departs PVG at 18:00 instead of 15:00")
+    row = AtRisk.objects.filter(memory=pickup).first()
+    assert flight is not None and row is not None, "the departure change flags the pickup"
+    assert (row.before, row.after) == ("15:00", "18:00")

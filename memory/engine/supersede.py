@@ -407,8 +407,10 @@ def changed_values(old: Memory, new: Memory) -> tuple[str, str]:
     before, after = [], []
     for name in VALUE_TYPES:
         was, now = _values(old, name), _stated(new, name)
-        if was and now - was:  # "18:00 instead of 15:00" restates the old value beside the new one
-            before += sorted(map(str, (was - now) or was))[:3]
+        if was and now - was:
+            # "18:00 instead of 15:00" names the old value it replaces: that one, not the old memory's others
+            # ("departs 15:00, arrives 10:40": the arrival did not change)
+            before += sorted(map(str, (was & now) or (was - now)))[:3]
             after += sorted(map(str, now - was))[:3]
     return ", ".join(before)[:300], ", ".join(after)[:300]
 
