@@ -1,6 +1,7 @@
 """ContextWeaver's Python client: `Client` (blocking) and `AsyncClient` (asyncio), the same operations.
 
 A person logs in (`login=Login(...)`) for the curation operations (curation.py), which tokens may not do.
+adapters.py turns OpenAI and LangChain conversations into interactions linked by the frameworks' own ids.
 Results are typed dataclasses (models.py); API errors are exceptions carrying the error body (errors.py).
 """
 
@@ -38,17 +39,21 @@ from .models import (
     Accepted,
     Change,
     ChangePage,
+    DeclaredLink,
     Edge,
     Entity,
     Forgotten,
     Graph,
     Interaction,
     InteractionPage,
+    Link,
     Memory,
+    MemoryPage,
     NewInteraction,
     Page,
     Recall,
     Recalled,
+    Risk,
     Session,
     StoreDeleted,
     StoreItem,
@@ -63,5 +68,6 @@ __all__ = [
     "ContextWeaverError", "Edge", "Entity", "Forbidden", "Forgotten", "Graph", "Interaction", "InteractionPage",
     "Memory", "NewInteraction", "NotFound", "RateLimited", "Recall", "Recalled", "Retry", "ServerError", "Session",
     "TooLarge", "Unauthorized", "Unreachable",
+    "DeclaredLink", "Link", "MemoryPage", "Risk",
     "StoreDeleted", "StoreItem", "StorePut",
 ]

@@ -24,9 +24,13 @@ from .models import (
     Graph,
     Interaction,
     InteractionPage,
+    Link,
+    Memory,
+    MemoryPage,
     NewInteraction,
     Recall,
     Result,
+    Risk,
     Session,
     StoreDeleted,
     StoreItem,
@@ -41,6 +45,7 @@ Plan = Generator[Call[Any], Any, T]
 Reply = T | Awaitable[T]
 
 PRESETS = ("vector", "hybrid", "ripple")
+MAX_BATCH = 100  # the server's default batch limit (MEMORY["MAX_BATCH"]): send_many splits at it
 
 
 def operation(plan: Callable[Concatenate[Any, P], Plan[T]]) -> Callable[Concatenate[Any, P], Reply[T]]:
@@ -118,11 +123,17 @@ class Api:
 
     @operation
     def send(self, session_id: int, kind: str, content: str, *, metadata: JSON | None = None,
-             occurred_at: datetime | None = None, idempotency_key: str | None = None,
-             wait: bool = False) -> Plan[Accepted]:
+             occurred_at: datetime | None = None, idempotency_key: str | None = None, external_id: str = "",
+             links: Sequence[Link | Mapping[str, Any]] = (), recall_id: int | None = None,
+             used: Sequence[int] = (), wait: bool = False) -> Plan[Accepted]:
         """Send one interaction. Without `idempotency_key` one is made up, so every retry of this call
-        is stored once. `wait=True` asks the server to process it before answering."""
-        item = NewInteraction(kind, content, metadata, occurred_at, idempotency_key)
+        is stored once. `wait=True` asks the server to process it before answering.
+
+        `external_id` (your framework's message, tool-call or span id) makes a resend a duplicate and lets
+        later interactions' `links` name it; `links` are what this one depends on (edges of origin `agent`);
+        `recall_id` / `used` say which recall and which of its memories it acted on (edges of origin `use`)."""
+        item = NewInteraction(kind, content, metadata, occurred_at, idempotency_key, external_id, tuple(links),
+                              recall_id, tuple(used))
         accepted = yield self._accept(session_id, [item.to_json()], idempotency_key, wait, batch=False)
         return accepted[0]
 
@@ -133,6 +144,20 @@ class Api:
         a key of their own get `<idempotency_key>:<index>` from the server."""
         rows = [_interaction_json(item) for item in interactions]
         return (yield self._accept(session_id, rows, idempotency_key, wait, batch=True))
+
+    @operation
+    def send_many(self, session_id: int, interactions: Iterable[NewInteraction | Mapping[str, Any]], *,
+                  batch_size: int = MAX_BATCH, wait: bool = False) -> Plan[list[Accepted]]:
+        """Send any number of interactions in order, `batch_size` per request (nothing is sent for none).
+        Each request has its own idempotency key; give the items external ids (the adapters do) so that
+        sending them all again stores each once. Links between items of different requests resolve too:
+        a link to one not yet sent waits for it."""
+        rows = [_interaction_json(item) for item in interactions]
+        accepted: list[Accepted] = []
+        for start in range(0, len(rows), max(batch_size, 1)):
+            accepted += yield self._accept(session_id, rows[start:start + max(batch_size, 1)], None, wait,
+                                           batch=True)
+        return accepted
 
     def _accept(self, session_id: int, rows: list[JSON], key: str | None, wait: bool,
                 *, batch: bool) -> Call[list[Accepted]]:
@@ -167,6 +192,38 @@ class Api:
         """Forget one memory softly: out of recall, pages and the mirror (an admin may delete it for good).
         Safe to repeat."""
         return (yield Call("POST", self._path("memories", memory_id, "forget"), parse=_one(Forgotten)))
+
+    # Memories at risk --------------------------------------------------------------------------------
+
+    @operation
+    def memories_page(self, *, at_risk: bool | None = None, session_id: int | None = None, limit: int = 100,
+                      offset: int = 0) -> Plan[MemoryPage]:
+        """One page of the project's memories (not forgotten), newest first; `at_risk=True` keeps those a change
+        to what they depend on may have made out of date, most at risk first, each with `at_risk_why`."""
+        return (yield self._memories(at_risk, session_id, limit, offset))
+
+    @operation
+    def memories(self, *, at_risk: bool | None = None, session_id: int | None = None, page_size: int = 100,
+                 max_memories: int = 10_000) -> Plan[list[Memory]]:
+        """The project's memories as `memories_page` lists them, following the pages (up to `max_memories`).
+        `memories(at_risk=True, session_id=…)` is what to check again after a value changed."""
+        collected: list[Memory] = []
+        while len(collected) < max_memories:
+            page = yield self._memories(at_risk, session_id, page_size, len(collected))
+            collected += page.results
+            if page.next is None or not page.results:
+                break
+        return collected[:max_memories]
+
+    def _memories(self, at_risk: bool | None, session_id: int | None, limit: int, offset: int) -> Call[MemoryPage]:
+        flag = None if at_risk is None else str(at_risk).lower()
+        return Call("GET", self._path("memories"), parse=_one(MemoryPage),
+                    params=_query(at_risk=flag, session=session_id, limit=limit, offset=offset))
+
+    @operation
+    def risks(self, memory_id: int) -> Plan[list[Risk]]:
+        """Why a memory is at risk: what it depends on changed, how, through which edges (empty: it is not)."""
+        return (yield Call("GET", self._path("memories", memory_id, "risks"), parse=_many(Risk)))
 
     # Recall, graph and change log ---------------------------------------------------------------------
 

@@ -96,6 +96,14 @@ class CurationApi(Api):
         return (yield self._act("PATCH", _one(MemoryAct), "memories", memory_id, body=body))
 
     @operation
+    def still_valid(self, memory_id: int, *, reason: str = "") -> Plan[MemoryAct]:
+        """Settle an at-risk flag: what the memory depends on changed, and you checked it still holds (an act,
+        undoable). `Conflict` when it is not at risk. Archive it instead (`update_memory(status="archived")`)
+        when it no longer holds."""
+        body: JSON = {"still_valid": True, "reason": reason}
+        return (yield self._act("PATCH", _one(MemoryAct), "memories", memory_id, body=body))
+
+    @operation
     def memory_repeats(self, memory_id: int) -> Plan[list[Repeat]]:
         """Other memories repeating this memory's values, to mark them sensitive too (curators)."""
         return (yield Call("GET", self._path("memories", memory_id, "repeats"), parse=_many(Repeat)))

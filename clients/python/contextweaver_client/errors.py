@@ -42,11 +42,13 @@ class Unauthorized(ApiError):
 
 
 class Forbidden(ApiError):
-    """403: the token's project or role does not allow this."""
+    """403: a member's role is too low for this act, or an agent's token asked for a people-only one (curation).
+    A project the caller is not in answers 404 (`NotFound`), as one that does not exist."""
 
 
 class NotFound(ApiError):
-    """404: no such project, session, interaction or memory (for this token)."""
+    """404: no such project, session, interaction or memory, or none the caller may see (another project's
+    token, a person who is not a member)."""
 
 
 class Conflict(ApiError):

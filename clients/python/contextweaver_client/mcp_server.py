@@ -29,11 +29,15 @@ from .client import AsyncClient
 from .errors import ApiError, ContextWeaverError, Unauthorized
 from .models import Graph, Recall
 
+# The kinds that are the agent's own acts: a `remember` of one of these right after a recall acted on it.
+ACTS_ON_RECALL = ("assistant_output", "agent_thought", "tool_call", "observation")
+
 INSTRUCTIONS = (
     "ContextWeaver is this agent's long-term memory. Call `remember` with every user message, answer, tool "
     "result or decision worth keeping (it keeps what matters and links it to what it depends on); call "
-    "`recall` before answering to get the relevant memories as one ordered context; `forget_memory` when the "
-    "user asks to forget something; `session_graph` to see a session's memories and their links."
+    "`recall` before answering to get the relevant memories as one ordered context, then `remember` your answer "
+    "with `used`: the ids of the recalled memories it relied on; `forget_memory` when the user asks to forget "
+    "something; `session_graph` to see a session's memories and their links."
 )
 
 
@@ -44,6 +48,7 @@ class Tokens:
         self.url, self.project, self.token = url, project, token
         self._clients: dict[str, AsyncClient] = {}
         self.default_sessions: dict[str, int] = {}
+        self.last_recalls: dict[str, int] = {}  # each caller's latest recall, until a remember acts on it
 
     def client(self, token: str | None = None) -> AsyncClient:
         token = token or self.current()
@@ -99,14 +104,24 @@ def build_server(tokens: Tokens, *, session_title: str, auth: AuthSettings | Non
         return tokens.default_sessions[token]
 
     @server.tool(description="Store one interaction (a user message, an answer, a tool result, a decision) in "
-                             "long-term memory. It is kept only if it matters, and linked to what it depends on.")
-    async def remember(content: str, kind: str = "user_input", session_id: int | None = None) -> dict[str, Any]:
+                             "long-term memory. It is kept only if it matters, and linked to what it depends on. "
+                             "After a `recall`, your next answer, thought, tool call or observation is linked to "
+                             "what that recall returned (its recall_id is sent along); pass `used` with the ids of "
+                             "the recalled memories you actually relied on, and it is linked to exactly those.")
+    async def remember(content: str, kind: str = "user_input", session_id: int | None = None,
+                       used: list[int] | None = None) -> dict[str, Any]:
         """kind: user_input, assistant_output, agent_thought, tool_call, tool_result, observation or system.
-        Without session_id, one session per token is started and reused."""
+        Without session_id, one session per token is started and reused. used: memory ids (from `recall`)
+        this interaction relied on."""
         target = await session_of(session_id)
-        accepted = await _call(lambda: tokens.client().send(target, kind, content, wait=True))
+        token = tokens.current()
+        recall_id = tokens.last_recalls.get(token) if used or kind in ACTS_ON_RECALL else None
+        accepted = await _call(lambda: tokens.client(token).send(target, kind, content, recall_id=recall_id,
+                                                                 used=used or (), wait=True))
+        if recall_id is not None:
+            tokens.last_recalls.pop(token, None)  # one act per recall: later ones did not necessarily use it
         return {"session_id": target, "interaction_id": accepted.id, "status": accepted.status,
-                "memory_ids": accepted.memory_ids, "reason": accepted.reason}
+                "memory_ids": accepted.memory_ids, "reason": accepted.reason, "recall_id": recall_id}
 
     @server.tool(description="Recall what is relevant to a query: the memories it needs, with what they depend "
                              "on, told in order as one context to put in the prompt.")
@@ -114,6 +129,7 @@ def build_server(tokens: Tokens, *, session_title: str, auth: AuthSettings | Non
                      preset: str | None = None) -> dict[str, Any]:
         """preset: vector, hybrid or ripple (default: the project's). Without session_id: the whole project."""
         answer: Recall = await _call(lambda: tokens.client().recall(query, k=k, session_id=session_id, preset=preset))
+        tokens.last_recalls[tokens.current()] = answer.recall_id
         return {"recall_id": answer.recall_id, "context": answer.context,
                 "memories": [{"id": hit.memory.id, "rank": hit.rank, "score": round(hit.score, 4),
                               "kind": hit.memory.kind, "status": hit.memory.status, "content": hit.memory.content}

@@ -103,6 +103,25 @@ class Interaction(Result):
     stage_errors: dict[str, str] = field(default_factory=dict)
     attempts: int = 0
     memory_ids: list[int] = field(default_factory=list)
+    external_id: str = ""
+    recall_id: int | None = None
+    used: list[int] = field(default_factory=list)
+    links: list[DeclaredLink] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DeclaredLink(Result):
+    """A link an interaction declared (`by` id, idempotency_key or external_id, naming `ref`) and what became
+    of it: `waiting` (its parent has not arrived, or an end is unprocessed), `resolved` (into `edge_ids`) or
+    `no_memory` (an end kept no memory, nor did anything the parent depends on)."""
+
+    by: str
+    ref: str
+    relation: str = "causal"
+    parent_id: int | None = None
+    status: str = "waiting"
+    edge_ids: list[int] = field(default_factory=list)
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -121,9 +140,31 @@ class InteractionPage(Page):
 
 
 @dataclass(frozen=True)
+class Risk(Result):
+    """Why a memory may be out of date: `parent_id`, a memory it depends on, changed (`change`: superseded,
+    corrected, archived or forgotten; its values `before` and `after`, masked when the caller may not see them),
+    `replaced_by_id` is what replaced it, reached through the edges `path` (their `relations`, parent first)."""
+
+    parent_id: int
+    change: str
+    risk: float
+    parent_label: str | None = None
+    parent_status: str = ""
+    before: str = ""
+    after: str = ""
+    replaced_by_id: int | None = None
+    replaced_by_label: str | None = None
+    relations: list[str] = field(default_factory=list)
+    path: list[int] = field(default_factory=list)
+    hops: int = 1
+    since: datetime | None = None
+
+
+@dataclass(frozen=True)
 class Memory(Result):
-    """A memory. `label`, `entities` and `position` come only with the graph; a sensitive memory the
-    caller may not see arrives masked."""
+    """A memory. `label`, `entities` and `position` come only with the graph, `at_risk_why` only with
+    `memories()`; a sensitive memory the caller may not see arrives masked. `at_risk`: how much a change to
+    what it depends on may have made it out of date (0 none, 1 a direct dependent, halved each further hop)."""
 
     id: int
     session_id: int
@@ -135,6 +176,7 @@ class Memory(Result):
     relevance: float = 0.0
     novelty: float = 0.0
     sensitive: bool = False
+    at_risk: float = 0.0
     access_count: int = 0
     occurred_at: datetime | None = None
     created_at: datetime | None = None
@@ -142,6 +184,12 @@ class Memory(Result):
     label: str = ""
     entities: list[str] = field(default_factory=list)
     position: JSON | None = None
+    at_risk_why: list[Risk] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class MemoryPage(Page):
+    results: list[Memory] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -210,6 +258,7 @@ class Recalled(Result):
     memory: Memory
     components: dict[str, float] = field(default_factory=dict)
     path: list[JSON] = field(default_factory=list)
+    at_risk: list[Risk] = field(default_factory=list)  # why it may be out of date (empty: nothing it needs changed)
 
 
 @dataclass(frozen=True)
@@ -237,24 +286,54 @@ class Forgotten(Result):
 
 
 @dataclass(frozen=True)
+class Link:
+    """An earlier interaction the one sent depends on, named by exactly one of our `id`, its `idempotency_key`
+    or its `external_id` (the framework's id; it may arrive later: the link waits for it). Once both ends are
+    processed it becomes an edge of origin `agent`. `relation`: causal (default), conditional, temporal,
+    elaborates, part_of or references."""
+
+    id: int | None = None
+    idempotency_key: str | None = None
+    external_id: str | None = None
+    relation: str = "causal"
+
+    def to_json(self) -> JSON:
+        named = {name: value for name, value in (("id", self.id), ("idempotency_key", self.idempotency_key),
+                                                 ("external_id", self.external_id)) if value is not None}
+        return {**named, "relation": self.relation}
+
+
+@dataclass(frozen=True)
 class NewInteraction:
     """One interaction to send in a batch (`kind`: user_input, assistant_output, agent_thought, tool_call,
-    tool_result, observation or system)."""
+    tool_result, observation or system).
+
+    `external_id`: the framework's own id (message, tool-call or span id), unique in the session, so a resend
+    is a duplicate and `links` may name it. `links`: what it depends on (`Link`s or their JSON). `recall_id`:
+    the recall it acted on, `used`: the memory ids it acted on (edges of origin `use`)."""
 
     kind: str
     content: str
     metadata: JSON | None = None
     occurred_at: datetime | None = None
     idempotency_key: str | None = None
+    external_id: str = ""
+    links: tuple[Link | JSON, ...] = ()
+    recall_id: int | None = None
+    used: tuple[int, ...] = ()
 
     def to_json(self) -> JSON:
         body: JSON = {"kind": self.kind, "content": self.content}
-        if self.metadata is not None:
-            body["metadata"] = self.metadata
-        if self.occurred_at is not None:
-            body["occurred_at"] = self.occurred_at.isoformat()
-        if self.idempotency_key is not None:
-            body["idempotency_key"] = self.idempotency_key
+        optional = (("metadata", self.metadata), ("idempotency_key", self.idempotency_key),
+                    ("recall_id", self.recall_id),
+                    ("occurred_at", self.occurred_at.isoformat() if self.occurred_at is not None else None))
+        body.update((name, value) for name, value in optional if value is not None)
+        if self.external_id:
+            body["external_id"] = self.external_id
+        if self.links:
+            body["links"] = [link.to_json() if isinstance(link, Link) else dict(link) for link in self.links]
+        if self.used:
+            body["used"] = list(self.used)
         return body
 
 
