@@ -264,3 +264,26 @@ def test_a_state_graph_remembers_and_searches_through_the_store(module_server_ur
     assert out["recalled"][0] == "Eve always wants an aisle seat on long flights"
     stored = StoreItem.objects.get(namespace=["travellers", "eve"], key=f"note-{len(out['said'])}")
     assert Memory.objects.filter(sources=stored.interaction_id, status=MemoryStatus.ACTIVE).exists()
+
+
+@MODES
+def test_a_put_after_a_search_says_it_was_written_from_it(mode, module_server_url, token):
+    """The store's recall-then-act: the memory of a value put after a search by query gets edges of origin
+    use from what that search's recall returned; the put after it does not (the search is used once)."""
+    from memory.models import Edge
+
+    async def contract(store) -> None:
+        ns = ("trips", "lisbon")
+        await store.aput(ns, "flight", {"text": "Flight TP1331 lands in Lisbon at 09:35 on 2 June"})
+        found = await store.asearch(ns, query="when does the flight land in Lisbon?")
+        assert [item.key for item in found][:1] == ["flight"]
+        await store.aput(ns, "pickup", {"text": "Airport pickup booked at arrivals for 10:15 on 2 June"})
+        await store.aput(ns, "dinner", {"text": "Dinner booked at Casa Lina for 20:00 on 2 June"})
+
+    run_contract(mode, module_server_url, token, contract)
+    flight = Memory.objects.get(sources__content__startswith="Flight TP1331")
+    pickup = Memory.objects.get(sources__content__startswith="Airport pickup")
+    dinner = Memory.objects.get(sources__content__startswith="Dinner booked")
+    assert Edge.objects.filter(source=flight, target=pickup, origin="use").exists()
+    assert not Edge.objects.filter(target=dinner, origin="use").exists()
+    assert Interaction.objects.get(memories=pickup).recall_id is not None

@@ -18,10 +18,11 @@ from contextweaver_site.http.access import request_access
 from ..engine.store import Found, item_delete, item_get, item_put, items_search, namespaces_list
 from ..engine.store.items import MAX_KEY_CHARS, MAX_LABEL_CHARS, MAX_LABELS
 from ..engine.store.query import MAX_LIMIT, MAX_OFFSET
+from ..engine.use import MAX_USED
 from ..models import Role
 from ..reads.store import item_rows
 from .authentication import actor_of
-from .serializers import valid
+from .serializers import id_field, valid
 
 TRUE = {"1", "true", "yes"}
 WAIT_PARAM = OpenApiParameter("wait", bool, description="Process the value's interaction before answering, so a "
@@ -62,6 +63,11 @@ class PutInput(AddressInput):
     index = IndexField(required=False, allow_null=True, default=None,
                        help_text="Field paths whose text goes into the memory graph (\"a.b\", \"items[*].text\"), "
                                  "false for none, null for the whole value.")
+    recall_id = id_field(required=False, allow_null=True, default=None,
+                         help_text="The search (its items' recall_id) this value was written from: its memory gets "
+                                   "edges of origin use from what that recall returned.")
+    used = serializers.ListField(child=id_field(), required=False, default=list, max_length=MAX_USED,
+                                 help_text="The memory ids the value was written from, when known.")
 
 
 class SearchInput(serializers.Serializer):
@@ -95,6 +101,8 @@ class ItemOutput(serializers.Serializer):
     session_id = serializers.IntegerField(help_text="The namespace's session (its memories in the web app).")
     interaction_id = serializers.IntegerField(allow_null=True, help_text="The interaction of the latest put; null "
                                                                          "when it was not indexed.")
+    recall_id = serializers.IntegerField(allow_null=True, help_text="The recall a search by query ran (null "
+                                                                    "otherwise): give it to a put written from it.")
 
 
 class GetOutput(serializers.Serializer):
@@ -140,7 +148,8 @@ class StorePutApi(APIView):
         data = valid(PutInput, request.data)
         result = item_put(project=access.project, namespace=data["namespace"], key=data["key"], value=data["value"],
                           index=data["index"], actor=actor_of(request),
-                          wait=request.query_params.get("wait", "").lower() in TRUE)
+                          wait=request.query_params.get("wait", "").lower() in TRUE, recall_id=data["recall_id"],
+                          used=tuple(data["used"]))
         return Response(PutOutput({"item": item_rows(access, [Found(result.item)])[0], "created": result.created,
                                    "forgotten_memory_ids": result.forgotten_memory_ids}).data)
 

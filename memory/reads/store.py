@@ -21,4 +21,5 @@ def _item_row(found: Found, sensitive: bool, show: bool) -> dict[str, Any]:
     return {"namespace": list(item.namespace), "key": item.key,
             "value": mask_store_value(item.value) if sensitive and not show else item.value,
             "created_at": item.created_at, "updated_at": item.updated_at, "score": found.score,
-            "sensitive": sensitive, "session_id": item.session_id, "interaction_id": item.interaction_id}
+            "sensitive": sensitive, "session_id": item.session_id, "interaction_id": item.interaction_id,
+            "recall_id": found.recall_id}

@@ -280,11 +280,14 @@ class Api:
 
     @operation
     def store_put(self, namespace: Sequence[str], key: str, value: Mapping[str, Any], *,
-                  index: Sequence[str] | Literal[False] | None = None, wait: bool = False) -> Plan[StorePut]:
+                  index: Sequence[str] | Literal[False] | None = None, wait: bool = False,
+                  recall_id: int | None = None, used: Sequence[int] = ()) -> Plan[StorePut]:
         """Put the item. `index`: the field paths to remember ("a.b", "items[*].text"), False for none, None
-        for the whole value. `wait=True` has the server process it first, so a search right after finds it."""
+        for the whole value. `wait=True` has the server process it first, so a search right after finds it.
+        `recall_id` (a search's items carry it) and `used`: what the value was written from (edges of origin use)."""
         body = {"namespace": list(namespace), "key": key, "value": dict(value),
-                "index": index if index is None or index is False else list(index)}
+                "index": index if index is None or index is False else list(index),
+                **({"recall_id": recall_id} if recall_id is not None else {}), **({"used": list(used)} if used else {})}
         return (yield Call("POST", self._path("store", "put"), parse=_one(StorePut), params=_query(wait=wait),
                            json=body))
 

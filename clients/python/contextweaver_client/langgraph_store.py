@@ -71,6 +71,8 @@ class ContextWeaverStore(BaseStore):
     `wait` (default True): a put returns once the server has turned it into a memory, so a search right
     after finds it, as with LangGraph's own stores; False hands it to the server's workers instead.
     `fields`: the value's field paths remembered when a put names no `index` (default: the whole value).
+    A put after a search by query says it was written from that search (`recall_id`, once): the server links
+    the new memory to what the search returned (edges of origin use), as an agent's recall-then-act.
     """
 
     supports_ttl = False
@@ -83,6 +85,7 @@ class ContextWeaverStore(BaseStore):
         self.client, self.aclient = client, aclient
         self.wait = wait
         self.fields = list(fields) if fields is not None else None
+        self.last_recall: int | None = None  # the last search by query, until a put uses it
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         if self.client is None:
@@ -113,7 +116,7 @@ class ContextWeaverStore(BaseStore):
         if isinstance(op, SearchOp):
             return _Request("store_search", (op.namespace_prefix,),
                             {"query": op.query, "filter": op.filter, "limit": op.limit, "offset": op.offset},
-                            lambda items: [_search_item(item) for item in items])
+                            self._searched)
         if isinstance(op, ListNamespacesOp):
             return _Request("store_namespaces", (), _namespace_conditions(op), list)
         raise TypeError(f"Unknown store operation: {type(op).__name__}")
@@ -129,8 +132,15 @@ class ContextWeaverStore(BaseStore):
             raise NotImplementedError(f"TTL is not supported by {type(self).__name__}; put without ttl "
                                       "(delete the item when it should go).")
         index = self.fields if op.index is None else op.index
-        return _Request("store_put", (op.namespace, str(op.key), op.value), {"index": index, "wait": self.wait},
-                        lambda _: None)
+        recall, self.last_recall = self.last_recall, None  # a search leads to one put, not to every later one
+        return _Request("store_put", (op.namespace, str(op.key), op.value),
+                        {"index": index, "wait": self.wait, "recall_id": recall}, lambda _: None)
+
+    def _searched(self, items: list[StoreItem]) -> list[SearchItem]:
+        recalls = [item.recall_id for item in items if item.recall_id is not None]
+        if recalls:
+            self.last_recall = recalls[0]
+        return [_search_item(item) for item in items]
 
 
 def _namespace_conditions(op: ListNamespacesOp) -> dict[str, Any]:

@@ -354,6 +354,7 @@ class StoreItem(Result):
     sensitive: bool = False
     session_id: int = 0
     interaction_id: int | None = None
+    recall_id: int | None = None  # a search by query: the recall it ran (give it to a put written from it)
 
 
 @dataclass(frozen=True)

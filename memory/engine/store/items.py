@@ -102,8 +102,10 @@ def item_get(project: Project, namespace: list[str], key: str) -> StoreItem | No
 
 
 def item_put(*, project: Project, namespace: list[str], key: str, value: dict[str, Any],
-             index: list[str] | None | bool = None, actor: str, wait: bool = False) -> PutResult:
+             index: list[str] | None | bool = None, actor: str, wait: bool = False, recall_id: int | None = None,
+             used: tuple[int, ...] = ()) -> PutResult:
     """Upsert the item and remember its text (index False: not searchable by query, no interaction).
+    `recall_id` / `used`: the search (and the memories) the value was written from (engine/use.py).
 
     All or nothing: a bad value or text is refused before anything is written."""
     address_check(namespace, key)
@@ -116,7 +118,7 @@ def item_put(*, project: Project, namespace: list[str], key: str, value: dict[st
             item.save(update_fields=["updated_at"])
             return PutResult(item, created=False)
         forgotten = _retire(item.interaction, project, actor, replaced=item) if item and item.interaction else []
-        interaction = _remember(session, namespace, key, text, actor) if text else None
+        interaction = _remember(session, namespace, key, text, actor, recall_id, used) if text else None
         if item is None:
             item = StoreItem.objects.create(project=project, session=session, namespace=namespace, key=key,
                                             value=value, interaction=interaction)
@@ -166,9 +168,10 @@ def _same_text(interaction: Interaction | None, text: str) -> bool:
     return (interaction.content if interaction is not None else "") == text
 
 
-def _remember(session: AgentSession, namespace: list[str], key: str, text: str, actor: str) -> Interaction:
+def _remember(session: AgentSession, namespace: list[str], key: str, text: str, actor: str,
+              recall_id: int | None = None, used: tuple[int, ...] = ()) -> Interaction:
     item = InteractionInput(kind=INTERACTION_KIND, content=text,
-                            metadata={"store": {"namespace": namespace, "key": key}})
+                            metadata={"store": {"namespace": namespace, "key": key}}, recall_id=recall_id, used=used)
     return interactions_accept(session=session, items=[item], actor=actor)[0].interaction
 
 

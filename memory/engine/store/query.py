@@ -39,6 +39,7 @@ WILDCARD = "*"
 class Found:
     item: StoreItem
     score: float | None = None
+    recall_id: int | None = None  # the recall a search by query ran: a put after it may say it used it
 
 
 def items_under(project_id: int, prefix: list[str]) -> QuerySet[StoreItem]:
@@ -84,7 +85,7 @@ def _recalled(access: Access, items: QuerySet[StoreItem], query: str, limit: int
     for recalled in result.items:
         for source in recalled.memory.provenance:
             score_of[source.pk] = max(score_of.get(source.pk, 0.0), recalled.score)
-    found = [Found(item, score_of[item.interaction_id])
+    found = [Found(item, score_of[item.interaction_id], result.trace.pk)
              for item in items.filter(interaction_id__in=list(score_of)).select_related("interaction")]
     found.sort(key=lambda f: (-(f.score or 0.0), -f.item.updated_at.timestamp(), -f.item.pk))
     return found[offset:offset + limit]
