@@ -256,3 +256,31 @@ def test_the_change_names_the_value_that_changed_not_the_old_memorys_others(trip
     row = AtRisk.objects.filter(memory=pickup).first()
     assert flight is not None and row is not None, "the departure change flags the pickup"
     assert (row.before, row.after) == ("15:00", "18:00")
+
+
+def test_a_curators_replacement_settles_the_flag_and_removing_it_reopens_it(trip, project):
+    from curation.services import edge_delete, edge_draw
+
+    flight, pickup = _trip(trip)
+    _send(trip, "user_input", CHANGE)
+    rebooked = _send(trip, "assistant_output",
+                     "Driver Mr Alvarez confirmed for the March 14 airport pickup, waiting at arrivals door 4")
+    drawn = edge_draw(project=project, actor="user:1", source_id=pickup.pk, target_id=rebooked.pk,
+                      relation="supersedes")
+    pickup.refresh_from_db()
+    assert (pickup.status, pickup.at_risk) == ("superseded", 0.0)
+    assert AtRisk.objects.get(memory=pickup).status == "superseded"
+    assert pickup.pk not in {m.pk for m in Memory.objects.filter(at_risk__gt=0)}
+    edge_delete(project=project, actor="user:1", edge_id=drawn.object.pk)
+    pickup.refresh_from_db()
+    assert (pickup.status, pickup.at_risk) == ("active", 1.0)
+    assert AtRisk.objects.get(memory=pickup).status == "open"
+
+
+def test_when_the_engine_replaces_an_at_risk_memory_its_flag_is_settled(trip):
+    flight, pickup = _trip(trip)
+    _send(trip, "user_input", CHANGE)
+    _send(trip, "assistant_output", "Airport pickup moved to 16:00 on March 14, driver Mr Alvarez")
+    pickup.refresh_from_db()
+    assert (pickup.status, pickup.at_risk) == ("superseded", 0.0)
+    assert AtRisk.objects.get(memory=pickup).status == "superseded"

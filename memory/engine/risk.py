@@ -132,6 +132,18 @@ def risks_follow(memory: Memory, *, actor: str, before_level: float) -> None:
                     row.save(update_fields=["status", "resolved_by", "resolved_at"])
 
 
+def risks_reopened(memory: Memory, settled_as: str) -> float:
+    """Reopen the rows the memory's last settling as `settled_as` closed (its replacement was rejected or
+    deleted: it is active again, and what made it at risk still holds); its new level, 0 when none."""
+    last = (AtRisk.objects.filter(memory=memory, status=settled_as).aggregate(at=Max("resolved_at"))["at"])
+    if last is None:
+        return 0.0
+    still_open = AtRisk.objects.filter(memory=memory, status=RiskStatus.OPEN).values("parent_id")
+    rows = AtRisk.objects.filter(memory=memory, status=settled_as, resolved_at=last).exclude(parent_id__in=still_open)
+    rows.update(status=RiskStatus.OPEN, resolved_by="", resolved_at=None)
+    return AtRisk.objects.filter(memory=memory, status=RiskStatus.OPEN).aggregate(top=Max("risk"))["top"] or 0.0
+
+
 def risks_of(memory_ids: list[int]) -> dict[int, list[AtRisk]]:
     """The open rows of these memories, highest risk first, with their parent and replacement loaded."""
     found: dict[int, list[AtRisk]] = {}

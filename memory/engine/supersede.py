@@ -44,6 +44,7 @@ from ..models import (
     MemoryStatus,
     Relation,
     RiskChange,
+    RiskStatus,
 )
 from ..providers import get_llm
 from .changelog import ENGINE_ACTOR, change_record
@@ -52,7 +53,7 @@ from .extraction import MULTI_VALUED, AttributeValue, extract_dimensions
 from .inference import Candidate
 from .operations import Op
 from .recall.seeds import Scope, lexical_fragment, rankings
-from .risk import risk_propagate
+from .risk import risk_propagate, risks_follow, risks_reopened
 from .snapshots import edge_snapshot, memory_snapshot
 from .subjects import Subjects, speakers_of, subject_relation, subjects_of
 from .supersede_llm import replaced_judge
@@ -382,8 +383,10 @@ def _supersede(old: Memory, memory: Memory, rationale: str, confidence: float,
                       object_type="edge", object_id=edge.pk, after=edge_snapshot(edge))
         return edge
     before = memory_snapshot(old)
-    old.status = MemoryStatus.SUPERSEDED
-    old.save(update_fields=["status", "updated_at"])
+    level, old.status, old.at_risk = old.at_risk, MemoryStatus.SUPERSEDED, 0.0
+    old.save(update_fields=["status", "at_risk", "updated_at"])
+    if level:  # what it depended on changed, and now it is replaced itself: its flag is settled
+        risks_follow(old, actor=ENGINE_ACTOR, before_level=level)
     # each change under its object's session: the old memory's own session page learns it was replaced
     for op, obj_type, obj, session, prev, after in (
         (Op.EDGE_CREATED, "edge", edge, memory.session, None, edge_snapshot(edge)),
@@ -430,7 +433,11 @@ def replaced_status_follow(*, memory_id: int, actor: str) -> list[GraphChange]:
         return []
     before = memory_snapshot(memory)
     memory.status = status
-    memory.save(update_fields=["status", "updated_at"])
+    level, memory.at_risk = memory.at_risk, (0.0 if standing else risks_reopened(memory, RiskStatus.SUPERSEDED)
+                                             or memory.at_risk)
+    memory.save(update_fields=["status", "at_risk", "updated_at"])
+    if standing and level:  # replaced by a person's pick: its at-risk flag is settled with it
+        risks_follow(memory, actor=actor, before_level=level)
     if standing:  # a person approved the replacement: what depended on the replaced memory is at risk
         newest = (Edge.objects.filter(source_id=memory_id, relation=Relation.SUPERSEDES)
                   .exclude(status=EdgeStatus.REJECTED).select_related("target").order_by("-pk").first())
