@@ -29,6 +29,9 @@ def review_queue_page(request, project_slug: str):
             "entityMerge": reverse("api-entity-merge", kwargs={"project_slug": slug, "entity_id": 0}),
             "entityDismiss": reverse("api-entity-dismiss", kwargs={"project_slug": slug, "entity_id": 0}),
             "session": reverse("session-detail", kwargs={"project_slug": slug, "session_id": 0}),
+            # "Possibly out of date": the project's at-risk memories (?at_risk=true) and the acts that settle them
+            "memories": reverse("api-memories", kwargs={"project_slug": slug}),
+            "memory": reverse("api-memory", kwargs={"project_slug": slug, "memory_id": 0}),
         },
         "canCurate": may_curate(access),
         "relations": list(CURATED_RELATIONS),

@@ -103,3 +103,14 @@ export function runRecall(config, body) {
 export function rerunRecall(config, recallId) {
   return sendJson("POST", config.urls.recallRerun.replace("/0/", `/${recallId}/`));
 }
+
+/** The risks API of a memory: its URL in the config when the page sends one, else beside the memory's own. */
+export function risksUrl(config, memoryId) {
+  if (config.urls.risks) return config.urls.risks.replace("/0/", `/${memoryId}/`);
+  return `${config.urls.memory.replace("/0/", `/${memoryId}/`)}risks/`;
+}
+
+/** Why a memory may be out of date: [{parent_id, parent_label, change, before, after, replaced_by_id, …}]. */
+export function fetchRisks(config, memoryId) {
+  return getJson(risksUrl(config, memoryId));
+}

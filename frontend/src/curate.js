@@ -5,6 +5,7 @@
 import { failure, sendJson } from "./api.js";
 import { clear, h } from "./dom.js";
 import { gettext, interpolate, ngettext } from "./i18n.js";
+import { isAtRisk } from "./model.js";
 
 // Relations a person may give an edge (curation/services.py CURATED_RELATIONS).
 const CURATED_RELATIONS = ["causal", "temporal", "conditional", "elaborates", "supersedes", "part_of", "references"];
@@ -72,17 +73,24 @@ export class CurationControls {
   constructor({ client, toast, labels }) {
     Object.assign(this, { client, toast, labels });
     this.linking = null; // the memory a new edge starts from, while the person picks where it leads
+    this.linkRelation = null; // the relation the form starts with ("Superseded by…": supersedes)
   }
 
-  /** "Link to…": the next memory picked (graph or list) becomes the new edge's child. */
-  startLink(memoryId) {
+  /** "Link to…": the next memory picked (graph or list) becomes the new edge's child. "Superseded by…" is the
+   *  same flow with the supersedes relation: the memory picked replaces this one (a supersedes edge goes from the
+   *  old memory to the new one). */
+  startLink(memoryId, { relation = null } = {}) {
     this.linking = memoryId;
+    this.linkRelation = relation;
     document.body.classList.add("linking");
-    this.toast.show(interpolate(gettext("Pick the memory that #%s leads to (Esc to cancel)."), [memoryId]));
+    this.toast.show(relation === "supersedes"
+      ? interpolate(gettext("Pick the memory that replaces #%s (Esc to cancel)."), [memoryId])
+      : interpolate(gettext("Pick the memory that #%s leads to (Esc to cancel)."), [memoryId]));
   }
 
   stopLink() {
     this.linking = null;
+    this.linkRelation = null;
     document.body.classList.remove("linking");
   }
 
@@ -93,13 +101,23 @@ export class CurationControls {
       const memory = model.memories.get(id);
       return memory ? `#${id} ${memory.sensitive && memory.content === "[sensitive]" ? gettext("sensitive") : memory.content}` : `#${id}`;
     };
+    const preset = this.linkRelation;
     const relation = h("select", { id: "link-relation", "aria-label": gettext("Relation") },
-      CURATED_RELATIONS.map((r) => h("option", { value: r }, this.labels.relation(r))));
+      CURATED_RELATIONS.map((r) => h("option", { value: r, selected: r === preset }, this.labels.relation(r))));
     const reason = h("input", { type: "text", id: "link-reason", maxlength: "500",
       placeholder: gettext("Reason (optional, kept in the curation log)") });
     const done = () => { this.stopLink(); onDone(); };
+    const note = h("p", { class: "small link-note", id: "link-note" });
+    const explain = () => {
+      note.textContent = relation.value === "supersedes"
+        ? interpolate(gettext("#%(old)s will be marked superseded: #%(new)s replaces it."), { old: sourceId, new: targetId }, true) : "";
+      note.hidden = !note.textContent;
+    };
+    relation.addEventListener("change", explain);
+    explain();
     return h("article", { class: "panel-body", id: "link-form" },
-      h("h2", { class: "panel-title" }, gettext("Draw an edge")),
+      h("h2", { class: "panel-title" }, preset === "supersedes" ? gettext("Superseded by…") : gettext("Draw an edge")),
+      note,
       h("dl", { class: "facts" },
         h("dt", null, gettext("From (parent)")), h("dd", null, label(sourceId)),
         h("dt", null, gettext("To (child)")), h("dd", null, label(targetId)),
@@ -155,6 +173,27 @@ export class CurationControls {
       archived ? gettext("Restored.") : gettext("Archived."));
   }
 
+  /** A person checked an at-risk memory: it still holds (settles its flag; undoable). */
+  stillValid(memory, reason = "") {
+    return this.act(this.client.memory(memory.id, { still_valid: true, reason }), gettext("Marked as still valid."));
+  }
+
+  /** What settles an at-risk memory: it still holds, it is archived, or another memory replaces it. */
+  riskActions(memory) {
+    return h("div", { class: "curate-row risk-actions", id: "risk-actions" },
+      h("button", { type: "button", class: "btn btn-small primary", id: "risk-still-valid",
+        title: gettext("You checked it: it still holds despite the change"), onclick: () => this.stillValid(memory) },
+      gettext("Still valid")),
+      h("button", { type: "button", class: "btn btn-small", id: "risk-archive",
+        title: gettext("Take it out of use (it is no longer recalled)"),
+        onclick: () => this.act(this.client.memory(memory.id, { status: "archived" }), gettext("Archived.")) },
+      gettext("Archive")),
+      h("button", { type: "button", class: "btn btn-small", id: "risk-superseded",
+        title: gettext("Pick the memory that replaces it: a supersedes edge from this memory to that one"),
+        onclick: () => this.startLink(memory.id, { relation: "supersedes" }) },
+      gettext("Superseded by…")));
+  }
+
   /** The actions a right-click on the graph offers for a memory or an edge: [{label, run, danger}]. */
   menuActions(selection, model) {
     if (selection.type === "edge") {
@@ -174,6 +213,10 @@ export class CurationControls {
       { label: memory.status === "archived" ? gettext("Restore") : gettext("Archive"),
         run: () => this.toggleArchive(memory) },
       { label: gettext("Link to…"), run: () => this.startLink(memory.id) },
+      ...(isAtRisk(memory) ? [
+        { label: gettext("Still valid"), run: () => this.stillValid(memory) },
+        { label: gettext("Superseded by…"), run: () => this.startLink(memory.id, { relation: "supersedes" }) },
+      ] : []),
     ];
   }
 

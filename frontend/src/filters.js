@@ -5,6 +5,7 @@
 import { clear, h } from "./dom.js";
 import { formatDateTime, gettext, interpolate, ngettext } from "./i18n.js";
 import { kindGlyph, relationGlyph } from "./graph/glyphs.js";
+import { isKnownOrigin } from "./model.js";
 
 const SLIDER_MAX = 1000;
 
@@ -112,7 +113,7 @@ export class FilterPanel {
       this._checks(gettext("Kind"), "kinds", choices.kinds, kindGlyph),
       this._checks(gettext("Status"), "statuses", choices.statuses, null),
       this._checks(gettext("Relation"), "relations", choices.relations, relationGlyph),
-      this._checks(gettext("Edge origin"), "origins", choices.origins, null),
+      this._origins(choices.origins),
       this._edgeStatus(),
       this._selects(),
       this._timeRange(),
@@ -181,6 +182,65 @@ export class FilterPanel {
       h("summary", null, title, h("span", { class: "group-tools" }, all, " · ", none)), items);
   }
 
+  /** Where edges came from, in two groups: known (the agent declared it, it was learned from use, a person drew
+   *  it: drawn solid) and guessed (a rule's, an LLM's: dashed until decided). Each group's own box shows or hides
+   *  all of it; each origin has its box too. */
+  _origins(options) {
+    const set = this.filters.origins;
+    const groups = [
+      { key: "known", title: gettext("Known"), hint: gettext("Declared by the agent, learned from use, or drawn by a person: solid lines."),
+        options: options.filter((o) => isKnownOrigin(o.value)), swatch: "swatch-solid" },
+      { key: "guessed", title: gettext("Guessed"), hint: gettext("Inferred by the engine's rules or an LLM: dashed until a person decides."),
+        options: options.filter((o) => !isKnownOrigin(o.value)), swatch: "swatch-dashed" },
+    ];
+    const sections = groups.map((group) => {
+      const values = group.options.map((o) => o.value);
+      const whole = h("input", { type: "checkbox", dataset: { originClass: group.key } });
+      const sync = () => {
+        const on = values.filter((v) => set.has(v)).length;
+        whole.checked = on === values.length;
+        whole.indeterminate = on > 0 && on < values.length;
+      };
+      whole.addEventListener("change", () => {
+        for (const value of values) {
+          if (whole.checked) set.add(value);
+          else set.delete(value);
+        }
+        this.render();
+        this.filters.changed();
+      });
+      sync();
+      const items = group.options.map((option) => {
+        const box = h("input", { type: "checkbox", value: option.value, checked: set.has(option.value),
+          dataset: { filter: "origins" } });
+        box.addEventListener("change", () => {
+          if (box.checked) set.add(option.value);
+          else set.delete(option.value);
+          sync();
+          this.filters.changed();
+        });
+        return h("label", { class: "check check-sub" }, box, h("span", { class: `swatch ${group.swatch}` }),
+          h("span", { class: "check-label" }, option.label),
+          h("span", { class: "count", dataset: { countFor: `origins:${option.value}` } }));
+      });
+      return [h("label", { class: "check check-group", title: group.hint }, whole,
+        h("span", { class: "check-label" }, group.title),
+        h("span", { class: "count", dataset: { countFor: `originClass:${group.key}` } })), items];
+    });
+    const all = h("button", { type: "button", class: "link small", onclick: () => {
+      options.forEach((o) => set.add(o.value));
+      this.render();
+      this.filters.changed();
+    } }, gettext("all"));
+    const none = h("button", { type: "button", class: "link small", onclick: () => {
+      set.clear();
+      this.render();
+      this.filters.changed();
+    } }, gettext("none"));
+    return h("details", { class: "filter-group", open: true, dataset: { group: "origins" } },
+      h("summary", null, gettext("Edge origin"), h("span", { class: "group-tools" }, all, " · ", none)), sections);
+  }
+
   _edgeStatus() {
     const f = this.filters;
     const option = (value, label, extra = null) => {
@@ -199,8 +259,8 @@ export class FilterPanel {
     });
     return h("details", { class: "filter-group", open: true },
       h("summary", null, gettext("Edge status")),
-      option("inferred", gettext("inferred"), h("span", { class: "swatch swatch-dashed" })),
-      option("approved", gettext("approved"), h("span", { class: "swatch swatch-solid" })),
+      option("inferred", gettext("inferred")),
+      option("approved", gettext("approved")),
       option("rejected", gettext("rejected"), h("span", { class: "swatch swatch-dotted" })),
       h("label", { class: "check" }, proposals, h("span", { class: "swatch swatch-line swatch-proposal" }),
         h("span", { class: "check-label" }, gettext("proposals only (needs review)"))));
@@ -275,6 +335,7 @@ export class FilterPanel {
     for (const edge of this.model.edges.values()) {
       bump(`relations:${edge.relation}`);
       bump(`origins:${edge.origin}`);
+      bump(`originClass:${isKnownOrigin(edge.origin) ? "known" : "guessed"}`);
     }
     for (const element of this.root.querySelectorAll("[data-count-for]")) {
       element.textContent = String(counts.get(element.dataset.countFor) || 0);

@@ -20,6 +20,10 @@ export function memoryFrom(row) {
     novelty: row.novelty ?? null,
     status: row.status || "active",
     sensitive: Boolean(row.sensitive),
+    // How much a change to something it depends on may have made it out of date: 0 none, 1 a direct dependent of
+    // the changed memory, halved per further hop (engine/risk.py). Changes "memory.at_risk" and "memory.updated"
+    // (a person settled it) carry it in their snapshots.
+    atRisk: Math.max(0, Math.min(1, Number(row.at_risk) || 0)),
     accessCount: row.access_count ?? null,
     occurredAt: row.occurred_at || row.created_at || null,
     time: Date.parse(row.occurred_at || row.created_at || "") || 0,
@@ -36,6 +40,20 @@ function validPosition(position) {
   const x = Number(position.x);
   const y = Number(position.y);
   return Number.isFinite(x) && Number.isFinite(y) ? { x, y } : null;
+}
+
+/** At risk, as the page shows it: flagged, and still in use (a superseded or archived memory is out of use
+ *  already; its flag says nothing more). */
+export function isAtRisk(memory) {
+  return Boolean(memory) && memory.atRisk > 0 && memory.status === "active";
+}
+
+// Where an edge came from: known (a person drew it, the agent declared it, or it was learned from what the agent
+// used after a recall) or guessed (the engine's rules or an LLM). memory.models.KNOWN_ORIGINS.
+export const KNOWN_ORIGINS = new Set(["human", "agent", "use"]);
+
+export function isKnownOrigin(origin) {
+  return KNOWN_ORIGINS.has(origin);
 }
 
 export function edgeFrom(row) {

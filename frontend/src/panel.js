@@ -1,16 +1,32 @@
 // The side panel: everything about the selected memory or edge, with its provenance and history.
 
-import { fetchHistory, fetchInteraction, fetchRecalls } from "./api.js";
+import { fetchHistory, fetchInteraction, fetchRecalls, fetchRisks } from "./api.js";
 import { clear, h, shorten } from "./dom.js";
 import { formatDateTime, formatNumber, gettext, interpolate, ngettext } from "./i18n.js";
 import { kindColor, relationColor, textOn } from "./graph/style.js";
 import { sessionName } from "./graph/view.js";
+import { isAtRisk, isKnownOrigin } from "./model.js";
+import { riskItem } from "./risks.js";
 
 const DIMENSION_LISTS = ["topics", "keywords", "dates", "times", "amounts", "numbers", "urls", "paths", "identifiers"];
 
+/** What an edge's origin means, in a sentence (the edge panel, under its origin). */
+export function originNote(edge) {
+  const notes = {
+    agent: gettext("The agent declared this link when it sent the interaction: known, not guessed."),
+    use: gettext("Learned from use: after a recall returned the parent, the agent acted on it in the child."),
+    human: gettext("A person drew this edge."),
+    rule: gettext("Guessed by the engine's rules from the text."),
+    llm: gettext("Guessed by a language model from the text."),
+  };
+  const note = notes[edge.origin] || "";
+  if (isKnownOrigin(edge.origin) || edge.status === "rejected") return note;
+  return `${note} ${edge.status === "approved" ? gettext("A person approved it.") : gettext("Drawn dashed until a person decides.")}`;
+}
+
 export class SidePanel {
-  constructor(root, { config, model, labels, onSelect, onEntity, onRecall = null, curation = null }) {
-    Object.assign(this, { root, config, model, labels, onSelect, onEntity, onRecall, curation });
+  constructor(root, { config, model, labels, onSelect, onEntity, onRecall = null, curation = null, onRisks = null }) {
+    Object.assign(this, { root, config, model, labels, onSelect, onEntity, onRecall, curation, onRisks });
     this.selection = null;
     model.subscribe((patch) => this.refresh(patch));
     this.interactionCache = new Map();
@@ -27,6 +43,7 @@ export class SidePanel {
   }
 
   show(selection) {
+    if (this.onRisks) this.onRisks([]); // an at-risk memory's path is drawn again once its risks are read
     if (!selection) return this.showEmpty();
     this.selection = selection;
     if (selection.type === "memory") return this._memory(selection.id);
@@ -124,6 +141,7 @@ export class SidePanel {
       h("span", { class: "chip", style: { background: kindColor(memory.kind), color: textOn(kindColor(memory.kind)) } }, this.labels.kind(memory.kind)),
       h("span", { class: `chip chip-status-${memory.status}` }, this.labels.status(memory.status)),
       memory.sensitive ? h("span", { class: "chip chip-sensitive" }, gettext("sensitive")) : null,
+      isAtRisk(memory) ? h("span", { class: "chip chip-at-risk" }, `⚠ ${gettext("may be out of date")}`) : null,
     ];
     const content = hidden
       ? h("p", { class: "content masked" }, gettext("The content of this memory is sensitive and hidden from you."))
@@ -135,6 +153,7 @@ export class SidePanel {
       h("article", { class: "panel-body", dataset: { memoryId: memory.id } },
         this._header(chips, interpolate(gettext("Memory #%s"), [memory.id]), gettext("Close")),
         this._replacedBy(memory),
+        this._atRisk(memory),
         content,
         h("p", { class: "muted small" }, formatDateTime(memory.occurredAt)),
         this.curation ? this._section(gettext("Curate"), this.curation.memory(memory)) : null,
@@ -162,9 +181,12 @@ export class SidePanel {
     }
     const end = (memoryId) => this._endLink(memoryId, 70);
     const crossing = [edge.source, edge.target].map((id) => this.model.ghosts.get(id)).find(Boolean);
+    const known = isKnownOrigin(edge.origin);
     const chips = [
       h("span", { class: "chip", style: { background: relationColor(edge.relation), color: textOn(relationColor(edge.relation)) } }, this.labels.relation(edge.relation)),
       h("span", { class: `chip chip-edge-${edge.status}` }, this.labels.edgeStatus(edge.status)),
+      h("span", { class: `chip chip-${known ? "known" : "guessed"}`, id: "panel-origin-class" },
+        known ? gettext("known") : gettext("guessed")),
       edge.needsReview ? h("span", { class: "chip chip-proposal" }, gettext("needs review")) : null,
     ];
     const history = h("div", { class: "history" }, h("p", { class: "muted small" }, gettext("Loading…")));
@@ -178,7 +200,9 @@ export class SidePanel {
           h("dt", null, gettext("Relation")), h("dd", { id: "panel-relation" }, this.labels.relation(edge.relation)),
           h("dt", null, gettext("Weight")), h("dd", null, formatNumber(edge.weight)),
           h("dt", null, gettext("Confidence")), h("dd", null, this._bar(edge.confidence, 1)),
-          h("dt", null, gettext("Origin")), h("dd", null, this.labels.origin(edge.origin)),
+          h("dt", null, gettext("Origin")), h("dd", { id: "panel-origin" },
+            h("span", { class: "origin-label" }, this.labels.origin(edge.origin)),
+            h("span", { class: "origin-note muted small" }, originNote(edge))),
           h("dt", null, gettext("Status")), h("dd", null, this.labels.edgeStatus(edge.status)),
           edge.createdAt ? [h("dt", null, gettext("Created")), h("dd", null, formatDateTime(edge.createdAt))] : null),
         crossing ? h("p", { class: "small ghost-home", id: "edge-crossing" },
@@ -281,8 +305,47 @@ export class SidePanel {
             `${outgoing ? "→" : "←"} ${this.labels.relation(edge.relation)}`)),
         " ",
         this.model.holds(otherId) ? this._endLink(otherId, 48) : h("span", { class: "muted" }, `#${otherId}`),
+        isKnownOrigin(edge.origin) ? h("span", { class: "chip chip-known small", title: this.labels.origin(edge.origin) },
+          this.labels.origin(edge.origin)) : null,
         edge.needsReview ? h("span", { class: "chip chip-proposal small" }, gettext("needs review")) : null);
     }));
+  }
+
+  /** An at-risk memory: what it depends on changed, how, through which edges (read from the server), and for
+   *  curators what settles it. The edges on the way to what changed are drawn on the graph meanwhile. */
+  _atRisk(memory) {
+    if (!isAtRisk(memory)) return null;
+    const why = h("ul", { class: "risk-list", id: "panel-risks" }, h("li", { class: "muted small" }, gettext("Loading…")));
+    const selection = this.selection;
+    fetchRisks(this.config, memory.id).then((rows) => {
+      if (this.selection !== selection || !why.isConnected) return; // another selection, or drawn again since
+      clear(why).append(...(rows.length ? rows.map((row) => riskItem(row, {
+        labels: this.labels, memoryLink: (id, label) => this._riskLink(id, label),
+        originOf: (edgeIdValue) => (this.model.edges.get(edgeIdValue) || {}).origin || null,
+      })) : [h("li", { class: "muted small" }, gettext("The change it depended on is no longer recorded."))]));
+      if (this.onRisks) this.onRisks(rows);
+    }).catch((error) => {
+      if (this.selection === selection && why.isConnected) clear(why).append(h("li", { class: "muted small" }, error.message));
+    });
+    return h("section", { class: "at-risk", id: "panel-at-risk" },
+      h("h3", null, `⚠ ${gettext("May be out of date")}`),
+      h("p", { class: "small at-risk-lead" }, gettext("Something this memory depends on has changed since it was stored.")),
+      why,
+      this.curation ? this.curation.riskActions(memory) : null);
+  }
+
+  /** A memory a risk names: selectable when the page holds it (here or as a ghost), else its text only. */
+  _riskLink(memoryId, label) {
+    const held = this.model.memories.has(memoryId) || this.model.ghosts.has(memoryId);
+    const text = [`#${memoryId} `, h("span", { class: "risk-label" }, `“${shorten(label, 80)}”`)];
+    if (!held) return h("span", { class: "risk-memory" }, text);
+    const ghost = this.model.ghosts.has(memoryId);
+    // A link, not a button: it flows with the sentence ("Depends on: #12 “…” — superseded: …") instead of boxing it.
+    return h("a", { href: ghost ? this.ghostUrl(memoryId) : `?memory=${memoryId}`, class: "risk-memory", dataset: { memoryId },
+      onclick: (event) => {
+        event.preventDefault();
+        this.onSelect({ type: ghost ? "ghost" : "memory", id: memoryId });
+      } }, text);
   }
 
   /** What replaces this memory or is proposed to, and what it replaces (supersedes edges, not rejected), when

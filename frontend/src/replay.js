@@ -42,14 +42,23 @@ function sourcesText(sources) {
     .join(", ");
 }
 
-/** "seed #31 (full-text rank 1) → causal 0.42 → #40": how activation reached a ranked memory. */
-export function pathText(entry, replay, labels) {
+/** "causal (declared by the agent)": a relation with where its edge came from, when the page holds the edge. */
+export function relationText(relation, edgeIdValue, labels, originOf = () => null) {
+  const origin = edgeIdValue ? originOf(edgeIdValue) : null;
+  return origin ? interpolate(gettext("%(relation)s (%(origin)s)"), { relation: labels.relation(relation), origin: labels.origin(origin) }, true)
+    : labels.relation(relation);
+}
+
+/** "seed #31 (full-text rank 1) → causal (rule) 0.42 → #40": how activation reached a ranked memory. */
+export function pathText(entry, replay, labels, originOf = () => null) {
   const path = entry.path || [];
   if (!path.length) return "";
   if (path[0].seed) return interpolate(gettext("seed (%s)"), [sourcesText(path[0].sources)]);
   const seed = replay.seeds.find((s) => s.memory_id === path[0].from);
   const parts = [interpolate(gettext("seed #%(id)s (%(sources)s)"), { id: path[0].from, sources: seed ? sourcesText(seed.sources) : "?" }, true)];
-  for (const step of path) parts.push(`${labels.relation(step.relation)} ${formatNumber(step.activation)}`, `#${step.to}`);
+  for (const step of path) {
+    parts.push(`${relationText(step.relation, step.edge_id, labels, originOf)} ${formatNumber(step.activation)}`, `#${step.to}`);
+  }
   return parts.join(" → ");
 }
 
@@ -74,6 +83,13 @@ export class RecallDrawer {
     this.compareFrom = null;
     this.focusId = null;
     this.list = { results: [], count: 0, q: "" };
+    // Where an edge that carried activation came from (known: the agent's, from use, a person's; or guessed), for
+    // the edges this page holds: the trace keeps ids and relations only.
+    this.originOf = (edgeIdValue) => ((view.model && view.model.edges.get(edgeIdValue)) || {}).origin || null;
+  }
+
+  _relation(relation, edgeIdValue) {
+    return relationText(relation, edgeIdValue, this.labels, this.originOf);
   }
 
   get isOpen() { return !this.root.hidden; }
@@ -428,7 +444,7 @@ export class RecallDrawer {
     const why = this.focusId === null ? this._stepDetail()
       : h("div", { id: "replay-path" },
         h("h4", null, interpolate(gettext("Why #%s"), [this.focusId])),
-        entry ? [h("p", { class: "path" }, pathText(entry, replay, this.labels)),
+        entry ? [h("p", { class: "path" }, pathText(entry, replay, this.labels, this.originOf)),
           h("p", { class: "muted small" }, interpolate(gettext("score %(score)s = activation %(a)s, freshness %(f)s, importance %(i)s (weighted)"),
             { score: formatNumber(entry.score, 3), a: formatNumber(entry.components.activation), f: formatNumber(entry.components.freshness),
               i: formatNumber(entry.components.importance) }, true)),
@@ -455,7 +471,7 @@ export class RecallDrawer {
     const items = arrivals.slice(0, 30).map((a) => h("li", { dataset: { memoryId: a.memory_id }, ...pickable(() => this._select(a.memory_id)) },
       this.step === 0
         ? `#${a.memory_id} ${text(a.memory_id)} — ${sourcesText((seeds.get(a.memory_id) || {}).sources)}`
-        : `#${a.memory_id} ${text(a.memory_id)} ← #${a.from} ${this.labels.relation(a.relation)} ${formatNumber(a.activation)}`));
+        : `#${a.memory_id} ${text(a.memory_id)} ← #${a.from} ${this._relation(a.relation, a.edge_id)} ${formatNumber(a.activation)}`));
     return h("div", { id: "replay-step-detail" },
       h("h4", null, this._stepName(this.step)),
       h("ol", { class: "context-lines" }, items),
@@ -469,7 +485,7 @@ export class RecallDrawer {
     if (!arrival) return gettext("This recall did not reach this memory.");
     if (!arrival.hop) return gettext("A seed that did not make the ranking.");
     return interpolate(gettext("Reached at hop %(hop)s from #%(from)s through %(relation)s (%(value)s), below the ranking's cut."),
-      { hop: arrival.hop, from: arrival.from, relation: this.labels.relation(arrival.relation), value: formatNumber(arrival.activation) }, true);
+      { hop: arrival.hop, from: arrival.from, relation: this._relation(arrival.relation, arrival.edge_id), value: formatNumber(arrival.activation) }, true);
   }
 
   _edgeDiff() {
@@ -478,7 +494,7 @@ export class RecallDrawer {
       .filter((a) => a.edge_id).map((a) => [a.edge_id, a]));
     const describe = (id) => {
       const a = carried.get(id);
-      return a ? `${this.labels.relation(a.relation)} #${a.from} → #${a.memory_id}` : interpolate(gettext("Edge #%s"), [id]);
+      return a ? `${this._relation(a.relation, id)} #${a.from} → #${a.memory_id}` : interpolate(gettext("Edge #%s"), [id]);
     };
     const list = (ids) => (ids.length ? h("ul", { class: "small" }, ids.map((id) => h("li", null,
       h("button", { type: "button", class: "link", dataset: { edgeId: id }, onclick: () => this.onSelect({ type: "edge", id }) }, describe(id)))))

@@ -3,10 +3,11 @@
 // curation API; the list updates from its answers.
 
 import { CurationClient, Toast } from "./curate.js";
-import { $, clear, h } from "./dom.js";
+import { $, clear, fill, h, shorten } from "./dom.js";
 import { formatDateTime, formatNumber, gettext, interpolate, ngettext } from "./i18n.js";
 import { makeLabels } from "./labels.js";
-import { relationColor, textOn } from "./graph/style.js";
+import { kindColor, relationColor, textOn } from "./graph/style.js";
+import { riskItem } from "./risks.js";
 
 const PAGE = 200;
 const LOG_PAGE = 30;
@@ -17,6 +18,7 @@ function actLabel(kind) {
     "edge.relabel": gettext("relabelled an edge"), "edge.draw": gettext("drew an edge"),
     "edge.delete": gettext("deleted an edge"), "memory.sensitive": gettext("changed a sensitive mark"),
     "memory.status": gettext("archived or restored"), "memory.kind": gettext("corrected a kind"),
+    "memory.risk": gettext("confirmed a memory still holds"),
     "entity.rename": gettext("renamed an entity"), "entity.merge": gettext("merged entities"),
     "entity.split": gettext("split an alias off"), "entity.flag": gettext("settled a duplicate flag"),
   };
@@ -35,6 +37,8 @@ class ReviewQueue {
     this.selected = new Set();
     this.cursor = 0;
     this.undoStack = [];
+    this.atRisk = new AtRiskReview(config, { client: this.client, toast: this.toast, labels: this.labels,
+      onChange: () => this.loadLog() });
   }
 
   async load() {
@@ -54,7 +58,7 @@ class ReviewQueue {
     this.selected.clear();
     this.cursor = 0;
     this.render();
-    await Promise.all([this.loadLog(), this.loadDuplicates()]);
+    await Promise.all([this.loadLog(), this.loadDuplicates(), this.atRisk.load()]);
     document.documentElement.dataset.reviewReady = "1";
   }
 
@@ -116,7 +120,7 @@ class ReviewQueue {
             } catch (error) {
               this.toast.failed(error);
             }
-            await this.loadLog();
+            await Promise.all([this.loadLog(), this.atRisk.load()]);
           } }, gettext("Undo")) : null)));
     }
   }
@@ -257,6 +261,139 @@ class ReviewQueue {
       if (select) select.focus();
     } else return;
     event.preventDefault();
+  }
+}
+
+/** "Possibly out of date": memories something they depend on changed under (engine/risk.py), the ones stored recalls
+ *  used most first, each with why and what settles it: still valid, archive, or superseded by another memory. */
+class AtRiskReview {
+  constructor(config, { client, toast, labels, onChange }) {
+    Object.assign(this, { config, client, toast, labels, onChange });
+    this.rows = [];
+    this.picking = null; // the memory whose replacement is being picked
+  }
+
+  async load() {
+    if (!this.config.urls.memories) return;
+    const session = new URLSearchParams(location.search).get("session");
+    const url = `${this.config.urls.memories}?at_risk=true&limit=1000`
+      + (session && /^\d+$/.test(session) ? `&session=${session}` : "");
+    let body;
+    try {
+      const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      if (!response.ok) return;
+      body = await response.json();
+    } catch {
+      return;
+    }
+    // Most used in recalls first, then most at risk; a memory taken out of use since (superseded) needs nothing.
+    this.rows = body.results.filter((m) => m.status === "active" && m.at_risk > 0)
+      .sort((a, b) => (b.access_count || 0) - (a.access_count || 0) || b.at_risk - a.at_risk || b.id - a.id);
+    this.render();
+  }
+
+  render() {
+    const section = $("#at-risk");
+    section.hidden = !this.rows.length;
+    const jump = $("#at-risk-jump");
+    jump.hidden = !this.rows.length;
+    clear(jump).append(h("a", { href: "#at-risk" }, `⚠ ${interpolate(ngettext("%s memory possibly out of date",
+      "%s memories possibly out of date", this.rows.length), [this.rows.length])}`));
+    $("#at-risk-count").textContent = String(this.rows.length);
+    fill($("#at-risk-list"), this.rows.map((row) => this.item(row)));
+  }
+
+  item(row) {
+    const session = this.config.urls.session.replace("/0/", `/${row.session_id}/`);
+    const kind = h("span", { class: "chip", style: { background: kindColor(row.kind), color: textOn(kindColor(row.kind)) } },
+      this.labels.kind(row.kind));
+    const masked = row.sensitive && row.content === "[sensitive]";
+    const controls = this.config.canCurate ? h("div", { class: "review-actions" },
+      h("button", { type: "button", class: "btn btn-small primary", dataset: { act: "still-valid" },
+        title: gettext("You checked it: it still holds despite the change"),
+        onclick: () => this.act(this.client.memory(row.id, { still_valid: true }), gettext("Marked as still valid.")) },
+      gettext("Still valid")),
+      h("button", { type: "button", class: "btn btn-small", dataset: { act: "archive" },
+        title: gettext("Take it out of use (it is no longer recalled)"),
+        onclick: () => this.act(this.client.memory(row.id, { status: "archived" }), gettext("Archived.")) },
+      gettext("Archive")),
+      h("button", { type: "button", class: "btn btn-small", dataset: { act: "superseded" }, "aria-expanded": String(this.picking === row.id),
+        title: gettext("Pick the memory that replaces it: a supersedes edge from this memory to that one"),
+        onclick: () => this.pick(row) }, gettext("Superseded by…"))) : null;
+    return h("li", { class: "review-item at-risk-item", dataset: { memoryId: row.id } },
+      h("div", { class: "review-main" },
+        h("div", { class: "review-meta small" }, kind, " ",
+          h("span", { class: "chip chip-at-risk" }, `⚠ ${interpolate(gettext("risk %s"), [formatNumber(row.at_risk)])}`), " ",
+          h("span", { class: "muted" }, interpolate(ngettext("used in %s recall", "used in %s recalls", row.access_count || 0),
+            [row.access_count || 0])),
+          " ", h("a", { href: `${session}?memory=${row.id}`, class: "small" },
+            interpolate(gettext("see it in session #%s"), [row.session_id]))),
+        h("p", { class: `review-memory${masked ? " masked" : ""}` }, h("strong", null, `#${row.id} `),
+          masked ? gettext("sensitive") : shorten(row.content, 300)),
+        h("ul", { class: "risk-list" }, (row.at_risk_why || []).map((risk) => riskItem(risk, {
+          labels: this.labels, originOf: () => null,
+          memoryLink: (id, label) => h("span", { class: "risk-memory" }, `#${id} `, h("span", { class: "risk-label" }, `“${shorten(label, 80)}”`)),
+        }))),
+        this.picking === row.id ? this.picker(row) : null),
+      controls);
+  }
+
+  /** "Superseded by…": the memories of its session, newest first, to pick the one that replaces it. */
+  async pick(row) {
+    this.picking = this.picking === row.id ? null : row.id;
+    if (this.picking === null) {
+      this.render();
+      return;
+    }
+    try {
+      const response = await fetch(`${this.config.urls.memories}?session=${row.session_id}&limit=200`,
+        { credentials: "same-origin", headers: { Accept: "application/json" } });
+      this.candidates = response.ok ? (await response.json()).results.filter((m) => m.id !== row.id && m.status === "active") : [];
+    } catch {
+      this.candidates = [];
+    }
+    this.render();
+    const select = document.querySelector(`.at-risk-item[data-memory-id="${row.id}"] .supersede-pick select`);
+    if (select) select.focus();
+  }
+
+  picker(row) {
+    const select = h("select", { "aria-label": gettext("The memory that replaces it") },
+      h("option", { value: "" }, gettext("Pick the memory that replaces it…")),
+      (this.candidates || []).map((m) => h("option", { value: m.id },
+        `#${m.id} ${m.sensitive && m.content === "[sensitive]" ? gettext("sensitive") : shorten(m.content, 70)}`)));
+    return h("div", { class: "supersede-pick" }, select,
+      h("button", { type: "button", class: "btn btn-small primary", dataset: { act: "supersede-create" }, onclick: () => {
+        if (!select.value) return;
+        this.picking = null;
+        this.act(this.client.draw({ source_id: row.id, target_id: Number(select.value), relation: "supersedes" }),
+          interpolate(gettext("#%(old)s marked superseded by #%(new)s."), { old: row.id, new: select.value }, true));
+      } }, gettext("Create edge")),
+      h("button", { type: "button", class: "btn btn-small", onclick: () => { this.picking = null; this.render(); } },
+        gettext("Cancel")));
+  }
+
+  async act(promise, message) {
+    try {
+      const answer = await promise;
+      const act = answer.act;
+      this.toast.show(message, act && act.kind !== "undo" ? { undo: () => this.undo(act.id) } : {});
+    } catch (error) {
+      this.toast.failed(error);
+    }
+    await this.load();
+    this.onChange();
+  }
+
+  async undo(actId) {
+    try {
+      await this.client.undo(actId);
+      this.toast.show(gettext("Undone."));
+    } catch (error) {
+      this.toast.failed(error);
+    }
+    await this.load();
+    this.onChange();
   }
 }
 

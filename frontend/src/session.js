@@ -10,7 +10,7 @@ import { nodeId, GraphView } from "./graph/view.js";
 import { gettext, interpolate } from "./i18n.js";
 import { makeLabels } from "./labels.js";
 import { LiveConnection, socketUrl } from "./live.js";
-import { GraphModel } from "./model.js";
+import { GraphModel, isAtRisk } from "./model.js";
 import { SidePanel } from "./panel.js";
 import { RecallDrawer } from "./replay.js";
 import { InteractionTable, MemoryTable } from "./table.js";
@@ -60,6 +60,7 @@ class SessionApp {
       config: this.config, model: this.model, labels: this.labels, curation: this.curation,
       onSelect: (s) => this.select(s, { center: true }), onEntity: (name) => this._filterEntity(name),
       onRecall: (id) => this._openRecall(id),
+      onRisks: (risks) => (risks.length ? this.view.showRiskPath(risks) : this.view.clearRiskPath()),
     });
     this.filterPanel = new FilterPanel($("#filters"), this.filters, this.model);
     this.table = new MemoryTable($("#view-list"), {
@@ -411,6 +412,9 @@ class SessionApp {
 
   _stats() {
     $("#legend-elsewhere").hidden = !this.model.ghosts.size;
+    let atRisk = 0;
+    for (const memory of this.model.memories.values()) if (isAtRisk(memory)) atRisk += 1;
+    $("#legend-at-risk").hidden = !atRisk;
     let edges = 0;
     const drawn = this.view.cy.edges("[!ghost]");
     drawn.forEach((e) => {

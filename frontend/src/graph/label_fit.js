@@ -13,6 +13,9 @@ function overlaps(a, b) {
 }
 
 const pinned = (node) => node.selected() || node.hasClass("match") || node.hasClass("focus");
+// An at-risk memory's ring (style.js: outline-offset 2 + outline-width 2 to 4.5, in graph units): its label keeps
+// clear of it.
+const ring = (node) => (node.data("atRisk") > 0 ? 4 + 2.5 * node.data("atRisk") : 0);
 
 /** Size every label for the current zoom, then place each below its node, or above it where a more
  * important label already takes the room below, or hide it where both are taken. */
@@ -23,6 +26,7 @@ export function fitLabels(cy) {
   cy.batch(() => {
     nodes.style({ "font-size": LABEL_PX / zoom, "text-max-width": MAX_WIDTH_PX / zoom, "text-margin-y": margin,
       "text-valign": "bottom", "text-background-padding": 1 / zoom });
+    nodes.filter((node) => ring(node) > 0).forEach((node) => { node.style("text-margin-y", margin + ring(node)); });
   });
   // Most important first, then the selected, matched and focused (a neighbourhood's centre) ones ahead of all:
   // they always keep theirs.
@@ -47,7 +51,7 @@ export function fitLabels(cy) {
   cy.batch(() => {
     nodes.removeClass("nolabel");
     for (const node of hide) node.addClass("nolabel");
-    for (const node of above) node.style({ "text-valign": "top", "text-margin-y": -margin });
+    for (const node of above) node.style({ "text-valign": "top", "text-margin-y": -(margin + ring(node)) });
   });
 }
 

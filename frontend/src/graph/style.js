@@ -1,8 +1,11 @@
 // Colours, shapes and the Cytoscape stylesheet. Node colour and shape = kind, size = importance, faded =
 // superseded or archived, dashed outline + masked label = sensitive, faded + dashed grey outline + italic label
-// = a ghost (another session's memory an edge reaches). Edge colour and arrowhead = relation;
-// dashed = inferred, solid = approved, dotted and faint = rejected; a proposal (needs_review) keeps its
-// relation's colour and is drawn thick and dotted on a pale halo.
+// = a ghost (another session's memory an edge reaches), an amber ring outside the node (wider and stronger the
+// higher the risk) and "⚠" before the label = at risk (something it depends on changed). Edge colour and
+// arrowhead = relation; solid = known (declared by the agent, learned from use, a person's) or approved, dashed =
+// guessed (a rule's or an LLM's, not decided), dotted and faint = rejected; a proposal (needs_review) keeps its
+// relation's colour and is drawn thick and dotted on a pale halo. The edges through which an at-risk memory
+// depends on what changed are drawn amber while it is selected.
 //
 // Every kind and every relation differs in shape as well as colour, so no one needs to tell two hues apart.
 // The colours are Paul Tol's "muted" (kinds) and "vibrant" (relations) schemes, which stay apart under the
@@ -96,6 +99,9 @@ export function relationArrow(relation) {
 }
 
 const REPLAY_COLOR = "#2563eb";
+// At risk: an amber apart from the search match's (#f59e0b, a border) and drawn as a ring outside the node.
+export const RISK_COLOR = "#d97706";
+const RISK_PATH_COLOR = "#b45309";
 
 /** White or near-black text, whichever reads better on a #rrggbb background. */
 export function textOn(color) {
@@ -142,6 +148,17 @@ export function stylesheet({ large }) {
       selector: "node[?sensitive]",
       style: { "border-style": "dashed", "border-color": "#6d28d9", "border-width": 2.5, "font-style": "italic" },
     },
+    // At risk: a ring outside the node (its border stays free for the selection, a search match, sensitivity).
+    {
+      selector: "node[atRisk > 0]",
+      style: {
+        "outline-color": RISK_COLOR,
+        "outline-style": "solid",
+        "outline-width": "mapData(atRisk, 0, 1, 2, 4.5)",
+        "outline-offset": 2,
+        "outline-opacity": "mapData(atRisk, 0, 1, 0.55, 1)",
+      },
+    },
     {
       selector: "edge",
       style: large
@@ -163,6 +180,8 @@ export function stylesheet({ large }) {
           },
     },
     { selector: 'edge[status = "inferred"]', style: { "line-style": "dashed", "line-dash-pattern": [6, 3] } },
+    // Known edges (the agent's declared links, links learned from use, a person's) are solid whatever their status.
+    { selector: "edge[?known]", style: { "line-style": "solid" } },
     { selector: 'edge[status = "approved"]', style: { "line-style": "solid" } },
     { selector: 'edge[status = "rejected"]', style: { "line-style": "dotted", opacity: 0.25 } },
     { selector: 'edge[relation = "next_in_session"]', style: { width: 1, opacity: 0.45 } },
@@ -197,6 +216,12 @@ export function stylesheet({ large }) {
     // The memory a neighbourhood view (?around=<id>) is centred on.
     { selector: "node.focus", style: { width: 44, height: 44, "border-color": "#111827", "border-width": 5, "border-style": "double",
       "z-index": 25 } },
+    // The selected at-risk memory's way back to what changed: the edges it depends through, and that memory.
+    {
+      selector: "edge.risk-path",
+      style: { "line-color": RISK_PATH_COLOR, "target-arrow-color": RISK_PATH_COLOR, "line-style": "solid", width: 4,
+        opacity: 1, "underlay-color": "#fde68a", "underlay-opacity": 0.9, "underlay-padding": 3, "z-index": 29 },
+    },
     {
       selector: "node:selected",
       style: { "border-color": "#111827", "border-width": 4, "border-style": "solid", "z-index": 30 },
@@ -206,6 +231,9 @@ export function stylesheet({ large }) {
       style: { "line-color": "#111827", "target-arrow-color": "#111827", width: 4, opacity: 1, "z-index": 30 },
     },
     { selector: "node.neighbour", style: { "border-color": "#111827", "border-width": 2.5 } },
+    // (after the neighbours' border: the changed memory is often a neighbour of the selected one)
+    { selector: "node.risk-source", style: { "border-color": RISK_PATH_COLOR, "border-width": 4, "border-style": "double",
+      opacity: 1, "z-index": 29 } },
     {
       selector: "node.pulse",
       style: {

@@ -9,6 +9,7 @@ import { gettext, interpolate } from "../i18n.js";
 import { fitLabels } from "./label_fit.js";
 import { FIT_PADDING, ghostSpots, Layouts } from "./layouts.js";
 import { TimelineAxis } from "./timeline_axis.js";
+import { isAtRisk, isKnownOrigin } from "../model.js";
 import { isStructural, kindColor, kindShape, relationArrow, relationColor, stylesheet } from "./style.js";
 
 cytoscape.use(fcose);
@@ -160,11 +161,13 @@ export class GraphView {
   }
 
   fullLabel(memory) {
-    return this._masked(memory) ? `••• ${gettext("sensitive")}` : shorten(memory.content || memory.label, 240);
+    const text = this._masked(memory) ? `••• ${gettext("sensitive")}` : shorten(memory.content || memory.label, 240);
+    return isAtRisk(memory) ? `⚠ ${gettext("may be out of date")}\n${text}` : text;
   }
 
   label(memory) {
-    return this._masked(memory) ? `••• ${gettext("sensitive")}` : shorten(memory.label || memory.content, 36);
+    const text = this._masked(memory) ? `••• ${gettext("sensitive")}` : shorten(memory.label || memory.content, 36);
+    return isAtRisk(memory) ? `⚠ ${text}` : text;
   }
 
   nodeData(memory) {
@@ -179,6 +182,7 @@ export class GraphView {
       importance: Math.max(1, Math.min(5, memory.importance || 3)),
       status: memory.status,
       sensitive: memory.sensitive,
+      atRisk: isAtRisk(memory) ? memory.atRisk : 0,
     };
   }
 
@@ -220,6 +224,7 @@ export class GraphView {
       arrow: relationArrow(edge.relation),
       status: edge.status,
       origin: edge.origin,
+      known: isKnownOrigin(edge.origin),
       needsReview: edge.needsReview,
       confidence: Math.max(0, Math.min(1, edge.confidence)),
     };
@@ -471,6 +476,23 @@ export class GraphView {
       if (element.isNode()) element.neighborhood("node").addClass("neighbour");
       if (center) cy.animate({ center: { eles: element }, zoom: Math.max(cy.zoom(), 1) }, { duration: 300 });
     });
+  }
+
+  /** The selected at-risk memory's way back to what changed (its risks' `path` edges, parent first, and the
+   *  changed memories), drawn amber; the edges this page does not hold (another session's) are left out. */
+  showRiskPath(risks) {
+    this.clearRiskPath();
+    const cy = this.cy;
+    cy.batch(() => {
+      for (const risk of risks) {
+        for (const id of risk.path || []) cy.getElementById(edgeId(id)).addClass("risk-path");
+        for (const id of [nodeId(risk.parent_id), ghostId(risk.parent_id)]) cy.getElementById(id).addClass("risk-source");
+      }
+    });
+  }
+
+  clearRiskPath() {
+    this.cy.elements(".risk-path, .risk-source").removeClass("risk-path risk-source");
   }
 
   resize() {
