@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results.json"
 REPORT = ROOT / "docs" / "benchmarks.md"
 # In this order: recall leaves a big index behind.
-SECTIONS = ("embedding", "ann", "accept", "ingest", "forget", "recall", "web", "mirror")
+SECTIONS = ("embedding", "ann", "accept", "otlp", "ingest", "forget", "recall", "web", "mirror")
 WEB_TARGET_S = 3.0
 RECALL_TARGET_MS = 25.0
 INGEST_TARGET_PER_S = 50.0
@@ -93,6 +93,7 @@ def run_section(name: str, quick: bool) -> dict:
         hnsw_recall,
         ingest_throughput,
         mirror,
+        otlp_ingest,
         recall_scale,
         web_interactive,
     )
@@ -107,6 +108,8 @@ def run_section(name: str, quick: bool) -> dict:
         return ingest_throughput.run(count=200 if quick else 1000, profile_count=50 if quick else 100)
     if name == "forget":
         return forget_scale.run(total=4000 if quick else 20_000, forget=2000 if quick else 10_000)
+    if name == "otlp":
+        return otlp_ingest.run(batches=2 if quick else 5)
     if name == "mirror":
         return mirror.run(total=2000 if quick else 10_000, seconds=30 if quick else 120)
     if name == "web":
@@ -176,15 +179,15 @@ def write_report(sections: dict, pg: str, pgvector: str, today: str) -> None:
         "",
         f"Measured {today} on {machine()}; {pg}, pgvector {pgvector} (embedded pgserver); commit "
         f"{commit.strip() or 'unknown'}{' with local changes' if dirty else ''}. Regenerate with `make bench` "
-        "(`python -m bench.run_all --quick` or `--only recall|ingest|forget|ann|embedding|accept|web|mirror` while "
-        "developing).",
+        "(`python -m bench.run_all --quick` or `--only recall|ingest|forget|ann|embedding|accept|otlp|web|mirror` "
+        "while developing).",
         "",
     ]
     writers = {"embedding": _embedding, "ann": _ann, "accept": _accept, "ingest": _ingest, "recall": _recall,
-               "web": _web, "forget": _forget, "mirror": _mirror}
+               "web": _web, "forget": _forget, "mirror": _mirror, "otlp": _otlp}
     previous = REPORT.read_text() if REPORT.exists() else ""
     kept = _report_sections(previous)
-    for name in ("embedding", "ann", "accept", "recall", "ingest", "forget", "web", "mirror"):
+    for name in ("embedding", "ann", "accept", "otlp", "recall", "ingest", "forget", "web", "mirror"):
         if name in sections:
             lines += writers[name](sections[name]["data"], _note(sections[name], today))
             lines += hand_written(kept.get(name, []))
@@ -200,7 +203,7 @@ def write_report(sections: dict, pg: str, pgvector: str, today: str) -> None:
 
 HEADINGS = {"embedding": "## Offline embedders", "ann": "## HNSW recall", "accept": "## Accept-and-persist",
             "recall": "## Recall latency", "ingest": "## Ingest throughput", "forget": "## Hard forget",
-            "web": "## The session page", "mirror": "## Graph mirror"}
+            "web": "## The session page", "mirror": "## Graph mirror", "otlp": "## OTLP traces in"}
 
 
 # A section's text between these lines is written by hand (an A/B measurement of two commits, say): it is
@@ -323,6 +326,23 @@ def _accept(acc: dict, note: str) -> list[str]:
         f"- p50 **{acc['p50_ms']} ms**, p95 **{acc['p95_ms']} ms**, p99 {acc['p99_ms']} ms "
         "(one interaction per request, token auth, row + change log + queued job in one transaction,",
         "committed with fsync; one uvicorn process; the client waits for each answer before the next request)",
+        "",
+    ]
+
+
+def _otlp(run: dict, note: str) -> list[str]:
+    per = run["accept_p50_s"] * 1000 / max(run["interactions_per_batch"], 1)
+    return [
+        f"## OTLP traces in: accepting a batch of {run['spans']:,} GenAI spans{note}", "",
+        *para("`bench/otlp_ingest.py`: agent runs of ten spans made by the OpenTelemetry SDK (an agent, five model",
+              "calls, four tool runs), encoded as its OTLP/HTTP exporter sends them, POSTed to",
+              "`/api/projects/<slug>/otlp/v1/traces` on a real uvicorn server in queue mode; the whole request is",
+              f"timed, each batch new traces. A batch is {run['body_bytes']:,} bytes ({run['gzip_bytes']:,} gzipped)",
+              f"and gives {run['interactions_per_batch']:,} interactions with their declared links."),
+        f"- accept: p50 **{run['accept_p50_s']} s**, max {run['accept_max_s']} s over {run['batches']} batches "
+        f"({per:.1f} ms per interaction; target ≤ {run['target_s']:g} s: {_verdict(run['met'])})",
+        f"- the same batch again (an exporter's retry, every interaction a duplicate) {run['resend_s']} s; as "
+        f"OTLP/JSON {run['json_s']} s; gzipped {run['gzip_s']} s",
         "",
     ]
 

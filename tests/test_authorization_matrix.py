@@ -128,6 +128,15 @@ MATRIX: dict[tuple[str, str], Row] = {
     # An agent (or a curator) forgets one memory softly; deleting for good stays an admin's (maintenance/forget).
     ("api/projects/<slug:project_slug>/memories/<int:memory_id>/forget/", "POST"):
         Row((401, 401, 401, 404, 200, 403, 200, 200, 404, 200)),
+    # OTLP/HTTP traces in (an agent's OpenTelemetry exporter): written like interactions, by the token and curators+.
+    ("api/projects/<slug:project_slug>/otlp/v1/traces", "POST"):
+        Row((401, 401, 401, 404, 200, 403, 200, 200, 404, 200), body={"resourceSpans": [{"scopeSpans": [{"spans": [{
+            "traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174", "name": "chat",
+            "startTimeUnixNano": "1767225600000000000", "endTimeUnixNano": "1767225601000000000",
+            "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                           {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps([{
+                               "role": "assistant", "parts": [{"type": "text", "content": "Matrix traced it"}]}])}}],
+        }]}]}]}),
     # The store (LangGraph's BaseStore): reads for members and the token, writes as for interactions. The item
     # "passport" holds the sensitive memory's text: masked for the token and viewers.
     ("api/projects/<slug:project_slug>/store/get/", "POST"): Row((401, 401, 401, 404, 200, 200, 200, 200, 404, 200),

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import memories, views
+from . import memories, otlp, views
 
 urlpatterns = [
     path("projects/<slug:project_slug>/sessions/", views.SessionListCreateApi.as_view(), name="api-sessions"),
@@ -24,6 +24,7 @@ urlpatterns = [
          name="api-memory-risks"),
     path("projects/<slug:project_slug>/memories/<int:memory_id>/forget/", views.MemoryForgetApi.as_view(),
          name="api-memory-forget"),
+    path("projects/<slug:project_slug>/otlp/v1/traces", otlp.OtlpTracesApi.as_view(), name="api-otlp-traces"),
 ]
 
 # Stored recalls read back (memory/api/recalls.py): replay, compare, re-run.
