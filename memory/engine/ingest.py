@@ -171,7 +171,9 @@ def _earlier(session: AgentSession, item: InteractionInput) -> tuple[Interaction
         if existing:
             return existing, "idempotency key"
     if item.external_id:
-        existing = Interaction.objects.filter(session=session, external_id=item.external_id).first()
+        # Excluding "" states the unique index's condition: a prepared statement's generic plan can use it then.
+        existing = Interaction.objects.filter(session=session, external_id=item.external_id) \
+            .exclude(external_id="").first()
         if existing:
             return existing, "external id"
     return None

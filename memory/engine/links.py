@@ -98,8 +98,11 @@ def links_record(child: Interaction, links: list[LinkInput], where: str) -> None
 def _parent_of(child: Interaction, link: LinkInput) -> Interaction | None:
     if link.by == LinkBy.ID:
         return Interaction.objects.filter(project_id=child.project_id, pk=int(link.ref)).first()
-    field = "idempotency_key" if link.by == LinkBy.IDEMPOTENCY_KEY else "external_id"
-    return Interaction.objects.filter(session_id=child.session_id, **{field: link.ref}).first()
+    if link.by == LinkBy.IDEMPOTENCY_KEY:
+        return Interaction.objects.filter(session_id=child.session_id, idempotency_key=link.ref) \
+            .exclude(idempotency_key__isnull=True).first()
+    # Excluding "" states the unique index's condition: a prepared statement's generic plan can use it then.
+    return Interaction.objects.filter(session_id=child.session_id, external_id=link.ref).exclude(external_id="").first()
 
 
 def links_bind(interaction: Interaction) -> int:
