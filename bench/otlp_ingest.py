@@ -87,13 +87,18 @@ def _as_json(body: bytes) -> bytes:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
     data = json_format.MessageToDict(ExportTraceServiceRequest.FromString(body))
+    return json.dumps(hex_ids(data)).encode()
+
+
+def hex_ids(data: dict) -> dict:
+    """Protobuf's JSON of a request with the span and trace ids in hex (the one place OTLP/JSON differs)."""
     for resource in data["resourceSpans"]:
         for scope in resource["scopeSpans"]:
             for span in scope["spans"]:
                 for name in ("traceId", "spanId", "parentSpanId"):
                     if name in span:
                         span[name] = base64.b64decode(span[name]).hex()
-    return json.dumps(data).encode()
+    return data
 
 
 def _post(connection: http.client.HTTPConnection, path: str, token: str, body: bytes,

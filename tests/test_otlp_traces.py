@@ -7,7 +7,6 @@ interactions are processed (here in the test's process: the live server queues t
 
 from __future__ import annotations
 
-import base64
 import gzip
 import http.client
 import json
@@ -35,6 +34,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Tracer
 from rest_framework.test import APIClient
 
+from bench.otlp_ingest import hex_ids
 from memory.engine.pipeline import interaction_process_safely
 from memory.engine.projects import project_create, token_issue
 from memory.engine.traces import MAX_SPANS, Span, Tally, operation_of, span_drafts, traces_plan
@@ -135,14 +135,7 @@ def post(target, body: bytes, *, content_type: str = "application/x-protobuf", t
 
 def otlp_json(spans: list[ReadableSpan]) -> dict:
     """The spans as OTLP/JSON: protobuf's JSON with the ids in hex (the one place OTLP/JSON differs)."""
-    data = json_format.MessageToDict(encode_spans(spans))
-    for resource in data["resourceSpans"]:
-        for scope in resource["scopeSpans"]:
-            for span in scope["spans"]:
-                for name in ("traceId", "spanId", "parentSpanId"):
-                    if name in span:
-                        span[name] = base64.b64decode(span[name]).hex()
-    return data
+    return hex_ids(json_format.MessageToDict(encode_spans(spans)))
 
 
 def process(session: AgentSession) -> None:
