@@ -100,7 +100,8 @@ def _engine_rows(project) -> list[dict]:
                                               "this confidence"), _("0–1; known edges always count")),
               "risk_hops": (_("A change flags dependents up to this many edges away"), _("1–4")),
               "use_edge_threshold": (_("After a recall, a returned memory the agent does not name becomes an "
-                                       "edge at this rank weight or more"), _("0–1; 0.9 ÷ rank"))}
+                                       "edge at this rank weight or more"),
+                                     _("0–1; 0.9 ÷ rank; 1 = only the memories it names"))}
     return [{**row, "label": labels[row["key"]][0], "hint": labels[row["key"]][1]} for row in engine_settings(project)]
 
 

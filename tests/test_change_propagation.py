@@ -202,7 +202,9 @@ def test_what_the_agent_says_it_used_becomes_edges_of_origin_use(trip, project):
     assert Interaction.objects.get(memories=booked).recall_id == recall.trace.pk
 
 
-def test_without_used_the_recalls_top_results_by_rank_become_edges(trip, project):
+def test_without_used_the_recalls_top_results_by_rank_become_edges_when_the_project_says(trip, project):
+    from administration.engine_settings import engine_settings_set
+
     _trip(trip)
     _send(trip, "user_input", "The hotel near Union Square is booked for March 14 to 17, flight UA858 arrives first")
     recall = _recall(project, trip, "when does my flight UA858 leave?")
@@ -210,7 +212,11 @@ def test_without_used_the_recalls_top_results_by_rank_become_edges(trip, project
     assert len(returned) >= 3
     acted = _send(trip, "agent_thought", "Emailed the hotel that we arrive in San Francisco in the evening",
                   recall_id=recall.trace.pk)
-    edges = dict(Edge.objects.filter(target=acted, origin=EdgeOrigin.USE).values_list("source_id", "confidence"))
+    assert not Edge.objects.filter(target=acted, origin=EdgeOrigin.USE).exists()  # calibrated default: named only
+    engine_settings_set(project=project, actor="user:1", values={"use_edge_threshold": 0.45})
+    again = _send(trip, "agent_thought", "Asked the hotel for a late check-in on the evening of March 14",
+                  recall_id=recall.trace.pk)
+    edges = dict(Edge.objects.filter(target=again, origin=EdgeOrigin.USE).values_list("source_id", "confidence"))
     assert edges == {returned[0]: 0.9, returned[1]: 0.45}  # 0.9 / (rank + 1), kept at the 0.45 threshold
 
 

@@ -270,7 +270,11 @@ def test_a_state_graph_remembers_and_searches_through_the_store(module_server_ur
 def test_a_put_after_a_search_says_it_was_written_from_it(mode, module_server_url, token):
     """The store's recall-then-act: the memory of a value put after a search by query gets edges of origin
     use from what that search's recall returned; the put after it does not (the search is used once)."""
-    from memory.models import Edge
+    from administration.engine_settings import engine_settings_set
+    from memory.models import Edge, Project
+
+    # The store names no memories it used: the recall's ranks make the edges, which a project turns on.
+    engine_settings_set(project=Project.objects.get(slug="lg"), actor="test", values={"use_edge_threshold": 0.9})
 
     async def contract(store) -> None:
         ns = ("trips", "lisbon")

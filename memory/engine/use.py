@@ -15,10 +15,12 @@ from .operations import Op
 from .snapshots import edge_snapshot
 
 MAX_USED = 64
-# A returned memory's confidence by its rank r (0 first): RANK_WEIGHT / (r + 1). With the default threshold
-# the top two of an unannotated recall become edges.
+# A returned memory's confidence by its rank r (0 first): RANK_WEIGHT / (r + 1).
 RANK_WEIGHT = 0.9
-DEFAULT_USE_THRESHOLD = 0.45
+# Calibrated on the labelled agent traces (eval/links, recall-then-act turns): of the edges the ranks made, none
+# stood for a labelled dependency (0 of 11 at rank 1, 0 of 9 at rank 2), against 12 of 18 for the memories
+# the agent named. So by default only named memories become edges; a project may lower it to try the ranks.
+DEFAULT_USE_THRESHOLD = 1.0
 
 
 def use_check(*, project_id: int, recall_id: int | None, used: list[int], where: str = "") -> RecallTrace | None:
