@@ -70,7 +70,7 @@ class Memory(models.Model):
     sensitive = models.BooleanField(default=False)
     # How much a change to something it depends on puts it at risk (0: none; 1: a direct dependent); the
     # why is in its open AtRisk rows (engine/risk.py). Kept here so the graph, filters and recall read it.
-    at_risk = models.FloatField(default=0.0)
+    at_risk = models.FloatField(default=0.0, db_default=0.0)  # db_default: rows written in SQL are not at risk
     access_count = models.PositiveIntegerField(default=0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     occurred_at = models.DateTimeField()
