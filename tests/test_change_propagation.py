@@ -290,3 +290,19 @@ def test_when_the_engine_replaces_an_at_risk_memory_its_flag_is_settled(trip):
     pickup.refresh_from_db()
     assert (pickup.status, pickup.at_risk) == ("superseded", 0.0)
     assert AtRisk.objects.get(memory=pickup).status == "superseded"
+
+
+def test_a_moved_range_is_told_whole_and_a_named_old_value_alone():
+    from django.utils import timezone
+
+    from memory.engine.supersede import changed_values
+
+    def memory(content: str, **values: list[str]) -> Memory:
+        return Memory(content=content, dimensions=values, occurred_at=timezone.now())
+
+    stay = memory("Hotel in Xiamen from 2 to 4 September", dates=["2027-09-02", "2027-09-04"])
+    moved = memory("Move the Xiamen hotel to 4 to 6 September", dates=["2027-09-04", "2027-09-06"])
+    assert changed_values(stay, moved) == ("2027-09-02, 2027-09-04", "2027-09-04, 2027-09-06")
+    flight = memory("UA858 departs 15:00, arrives 10:40", times=["15:00", "10:40"])
+    later = memory("UA858 now departs at 18:00 instead of 15:00", times=["18:00", "15:00"])
+    assert changed_values(flight, later) == ("15:00", "18:00")

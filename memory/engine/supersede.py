@@ -28,6 +28,7 @@ tool's result never replaces a constraint (only whoever requires something chang
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -408,14 +409,25 @@ def changed_values(old: Memory, new: Memory) -> tuple[str, str]:
     """The old memory's values the new one replaces, and the new ones ("15:00", "18:00"); empty when the
     change is not in a value the extractor reads."""
     before, after = [], []
+    names_old = bool(NAMES_REPLACED_VALUE.search(new.content))
     for name in VALUE_TYPES:
         was, now = _values(old, name), _stated(new, name)
-        if was and now - was:
+        if not (was and now - was):
+            continue
+        if names_old and was & now:
             # "18:00 instead of 15:00" names the old value it replaces: that one, not the old memory's others
             # ("departs 15:00, arrives 10:40": the arrival did not change)
-            before += sorted(map(str, (was & now) or (was - now)))[:3]
+            before += sorted(map(str, was & now))[:3]
             after += sorted(map(str, now - was))[:3]
+        else:  # a range moved ("2 to 4 September" -> "4 to 6 September"): the old values, then the new
+            before += sorted(map(str, was))[:3]
+            after += sorted(map(str, now))[:3]
     return ", ".join(before)[:300], ", ".join(after)[:300]
+
+
+# A change that names the value it replaces beside the new one.
+NAMES_REPLACED_VALUE = re.compile(r"\b(instead of|rather than|previously|no longer)\b|而不是|不再是|原来|原定|原先",
+                                  re.I)
 
 
 def replaced_status_follow(*, memory_id: int, actor: str) -> list[GraphChange]:
