@@ -31,6 +31,7 @@ from ..models import (
     RiskChange,
     RiskStatus,
 )
+from ..visibility import FORGOTTEN_MASK, memory_mask
 from .changelog import ENGINE_ACTOR, change_record
 from .operations import Op
 from .snapshots import memory_snapshot
@@ -185,11 +186,15 @@ def risk_notes(memories: list[Memory], *, show_sensitive: bool, language: str) -
         return {}
     words = RISK_WORDS.get(language, RISK_WORDS["en"])
 
+    def mask(memory: Memory | None) -> str | None:  # the visibility rule, told in the context's language
+        found = memory_mask(exists=memory is not None, status=memory.status if memory else "",
+                            sensitive=bool(memory and memory.sensitive), show_sensitive=show_sensitive)
+        return None if found is None else words["gone"] if found == FORGOTTEN_MASK else words["hidden"]
+
     def quoted(memory: Memory | None) -> str:
-        if memory is None or memory.status == MemoryStatus.FORGOTTEN:
-            return words["gone"]
-        if memory.sensitive and not show_sensitive:
-            return words["hidden"]
+        hidden = mask(memory)
+        if hidden is not None or memory is None:
+            return hidden or words["gone"]
         text = " ".join(memory.content.split())
         return f"\u201c{text[:NOTE_CHARS]}{'…' if len(text) > NOTE_CHARS else ''}\u201d"
 
@@ -197,8 +202,7 @@ def risk_notes(memories: list[Memory], *, show_sensitive: bool, language: str) -
     for memory_id, rows in risks_of(at_risk).items():
         row = rows[0]
         told = [f"{words['lead']} {quoted(row.parent)}", words[row.change]]
-        visible = all(m is None or (m.status != MemoryStatus.FORGOTTEN and (show_sensitive or not m.sensitive))
-                      for m in (row.parent, row.replaced_by))
+        visible = all(m is None or mask(m) is None for m in (row.parent, row.replaced_by))
         if row.before and row.after and visible:
             told[-1] += " " + words["from_to"].format(before=row.before, after=row.after)
         if row.replaced_by is not None:

@@ -8,25 +8,23 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..engine.risk import risks_of
-from ..models import AtRisk, Memory, MemoryStatus
-from ..visibility import FORGOTTEN_MASK, SENSITIVE_MASK
+from ..models import AtRisk, Memory
+from ..visibility import SENSITIVE_MASK, memory_mask
 from .reader import Reader
 from .rows import memory_label, when
 
 
+def _mask(memory: Memory, reader: Reader) -> str | None:
+    return memory_mask(exists=True, status=memory.status, sensitive=memory.sensitive,
+                       show_sensitive=reader.may_see_sensitive)
+
+
 def _label(memory: Memory | None, reader: Reader) -> str | None:
-    if memory is None:
-        return None
-    if memory.status == MemoryStatus.FORGOTTEN:
-        return FORGOTTEN_MASK
-    if memory.sensitive and not reader.may_see_sensitive:
-        return SENSITIVE_MASK
-    return memory_label(memory.content)
+    return None if memory is None else _mask(memory, reader) or memory_label(memory.content)
 
 
 def _quotable(memory: Memory | None, reader: Reader) -> bool:
-    return memory is None or (memory.status != MemoryStatus.FORGOTTEN
-                              and (reader.may_see_sensitive or not memory.sensitive))
+    return memory is None or _mask(memory, reader) is None
 
 
 def risk_row(row: AtRisk, reader: Reader) -> dict[str, Any]:
